@@ -1,0 +1,104 @@
+# mlrt — build everything with `make`, test with `make test` (or `npm test`).
+# Compilers can be overridden: make EMCC=/path/to/emsdk/emcc CLANG=/opt/wasi-sdk/bin/clang
+EMCC  ?= emcc
+CLANG ?= clang
+CC    ?= cc
+NODE  ?= node
+FUZZ_SECONDS ?= 60
+
+CORE = src/util.c src/tensorset.c src/json.c src/safetensors.c src/bintensors.c src/bin.c \
+       src/model.c src/kernels_dense.c src/recognize.c src/load.c
+HDRS = src/mlrt.h src/internal.h src/json.h
+
+WASM_API = alloc free error_code error_message status_name load dispose info predict inspect
+comma := ,
+empty :=
+space := $(empty) $(empty)
+WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%))
+# Standalone wasm: no Emscripten JS glue, no filesystem, memory grows on demand.
+EMFLAGS = -O3 -flto -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
+          -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB -sTOTAL_STACK=64KB -sMALLOC=emmalloc \
+          -sFILESYSTEM=0 -sERROR_ON_UNDEFINED_SYMBOLS=1
+WARN = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+NATIVE_CFLAGS = $(WARN) -O2 -g
+SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-wasi.wasm
+MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
+         build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
+FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json
+
+.PHONY: all build deps test test-c test-js fuzz fuzz-run bench demo clean
+.DELETE_ON_ERROR:
+
+all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS)
+
+deps:
+	@sh tools/setup.sh
+
+# ---- wasm ----
+wasm/mlrt.wasm: $(CORE) src/wasm_api.c $(HDRS)
+	@mkdir -p wasm
+	$(EMCC) $(EMFLAGS) -msimd128 $(CORE) src/wasm_api.c -o $@
+
+wasm/mlrt-scalar.wasm: $(CORE) src/wasm_api.c $(HDRS)
+	$(EMCC) $(EMFLAGS) $(CORE) src/wasm_api.c -o $@
+
+wasm/mlrt-wasi.wasm: $(CORE) src/cli.c $(HDRS)
+	$(CLANG) --target=wasm32-wasi -O3 -msimd128 -Wl,--strip-debug $(CORE) src/cli.c -o $@
+
+build/bench/limits.wasm: bench/limits.c
+	@mkdir -p $(dir $@)
+	$(CLANG) --target=wasm32 -nostdlib -O3 -msimd128 -Wl,--no-entry -Wl,--export-dynamic -o $@ $<
+
+# ---- native ----
+build/obj/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(NATIVE_CFLAGS) -c $< -o $@
+
+build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
+	ar rcs $@ $^
+
+build/mlrt: src/cli.c build/libmlrt.a
+	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
+
+build/test_c: tests/c/test_main.c $(CORE) $(HDRS)
+	@mkdir -p build
+	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
+
+build/train: tools/train.c
+	@mkdir -p build
+	$(CC) -O2 -ffp-contract=off -std=c11 -o $@ $< -lm
+
+build/mnist/test-labels.u8: tools/mnist-export.mjs tools/mnist-split.mjs
+	$(NODE) tools/mnist-export.mjs build/mnist
+
+$(MODELS) &: build/train build/mnist/test-labels.u8
+	build/train --data build/mnist --out build/models --quiet
+
+# ---- fuzzing (clang + libFuzzer) ----
+build/fuzz/%: tests/fuzz/%.c $(CORE) $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(CORE) -lm -o $@
+
+fuzz: $(FUZZERS)
+
+fuzz-run: $(FUZZERS) $(MODELS)
+	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# ---- tests, bench, demo ----
+test: deps
+	$(MAKE) all
+	$(MAKE) test-c test-js
+
+test-c: build/test_c
+	build/test_c
+
+test-js: $(WASM) $(MODELS)
+	$(NODE) --test tests/
+
+bench: $(WASM) build/bench/limits.wasm
+	$(NODE) bench/run.mjs
+
+clean:
+	rm -rf build $(WASM)

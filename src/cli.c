@@ -1,0 +1,147 @@
+/* cli.c — the mlrt command line (built for WASI as wasm/mlrt-wasi.wasm, and natively).
+ *
+ *   mlrt inspect FILE          format, model kind, tensors and metadata as JSON
+ *   mlrt predict FILE INPUT    INPUT: raw little-endian f32 (n x inputs values) or a JSON
+ *                              array (flat, or of rows); prints the outputs as JSON
+ * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
+#include "json.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint8_t *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); return NULL; }
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        uint8_t *bigger = realloc(buf, cap *= 2);
+        if (!bigger) { free(buf); buf = NULL; }
+        else buf = bigger;
+    }
+    if (!buf || ferror(f)) { fprintf(stderr, "%s: read failed\n", path); free(buf); buf = NULL; }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int fail(const mlrt_error *e) {
+    fprintf(stderr, "mlrt: %s: %s\n", mlrt_status_name(e->code), e->message);
+    return 1;
+}
+
+/* Numbers from a JSON array, flat or nested one level: appended to *vals. */
+static int json_numbers(const mlrt_json *v, float **vals, size_t *n, size_t *cap, int depth) {
+    if (v->type == MLRT_JSON_ARRAY && depth < 2) {
+        for (const mlrt_json *c = v->child; c; c = c->next)
+            if (json_numbers(c, vals, n, cap, depth + 1)) return 1;
+        return 0;
+    }
+    if (v->type != MLRT_JSON_NUMBER || depth == 0) return 1;
+    if (*n == *cap) {
+        float *more = realloc(*vals, (*cap = *cap ? *cap * 2 : 1024) * sizeof **vals);
+        if (!more) return 1;
+        *vals = more;
+    }
+    char tmp[64];
+    size_t len = v->len < sizeof tmp - 1 ? v->len : sizeof tmp - 1;
+    memcpy(tmp, v->str, len);
+    tmp[len] = 0;
+    (*vals)[(*n)++] = strtof(tmp, NULL);
+    return 0;
+}
+
+static float *read_input(const char *path, size_t *count) {
+    size_t len;
+    uint8_t *raw = read_file(path, &len);
+    if (!raw) return NULL;
+    size_t i = 0;
+    while (i < len && (raw[i] == ' ' || raw[i] == '\n' || raw[i] == '\r' || raw[i] == '\t')) i++;
+    float *vals = NULL;
+    *count = 0;
+    if (i < len && raw[i] == '[') {
+        mlrt_json_doc doc;
+        mlrt_error e;
+        size_t cap = 0;
+        if (mlrt_json_parse(raw, len, "input", &doc, &e)) { fail(&e); free(raw); return NULL; }
+        if (json_numbers(doc.root, &vals, count, &cap, 0)) {
+            fprintf(stderr, "mlrt: %s: input must be a JSON array of numbers or of arrays of numbers\n", path);
+            free(vals);
+            vals = NULL;
+        }
+        mlrt_json_free(&doc);
+    } else if (len % 4) {
+        fprintf(stderr, "mlrt: %s: %zu bytes is not a whole number of f32 values\n", path, len);
+    } else {
+        vals = malloc(len ? len : 1);
+        for (size_t k = 0; vals && k < len / 4; k++) {
+            uint32_t u = mlrt_rd_u32(raw + 4 * k);
+            memcpy(&vals[k], &u, 4);
+        }
+        *count = len / 4;
+    }
+    free(raw);
+    return vals;
+}
+
+static void print_floats(const float *v, size_t n) {
+    putchar('[');
+    for (size_t i = 0; i < n; i++) printf(i ? ",%.9g" : "%.9g", (double)v[i]);
+    putchar(']');
+}
+
+static int cmd_predict(const char *model_path, const char *input_path) {
+    size_t len, count;
+    uint8_t *bytes = read_file(model_path, &len);
+    if (!bytes) return 1;
+    mlrt_error e;
+    mlrt_model *m = mlrt_load_from_bytes(bytes, len, &e);
+    free(bytes);
+    if (!m) return fail(&e);
+    float *in = read_input(input_path, &count);
+    int rc = 1;
+    size_t ni = mlrt_input_size(m), no = mlrt_output_size(m);
+    if (in && (count == 0 || count % ni))
+        fprintf(stderr, "mlrt: %s: %zu values is not a multiple of the model's %zu inputs\n", input_path, count, ni);
+    else if (in) {
+        size_t rows = count / ni;
+        float *out = malloc(rows * no * sizeof *out);
+        if (!out) fprintf(stderr, "mlrt: out of memory\n");
+        else if (mlrt_predict_batch(m, in, rows, out, &e)) fail(&e);
+        else {
+            if (rows > 1) putchar('[');
+            for (size_t r = 0; r < rows; r++) {
+                if (r) putchar(',');
+                print_floats(out + r * no, no);
+            }
+            puts(rows > 1 ? "]" : "");
+            rc = 0;
+        }
+        free(out);
+    }
+    free(in);
+    mlrt_free(m);
+    return rc;
+}
+
+static int cmd_inspect(const char *path) {
+    size_t len;
+    uint8_t *bytes = read_file(path, &len);
+    if (!bytes) return 1;
+    mlrt_error e;
+    char *json = mlrt_inspect(bytes, len, &e);
+    free(bytes);
+    if (!json) return fail(&e);
+    puts(json);
+    mlrt_string_free(json);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "inspect") == 0) return cmd_inspect(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "predict") == 0) return cmd_predict(argv[2], argv[3]);
+    fprintf(stderr, "usage: mlrt inspect FILE\n       mlrt predict FILE INPUT   (INPUT: raw f32 LE or a JSON array)\n");
+    return 2;
+}

@@ -1,0 +1,147 @@
+/* internal.h — what the C files of mlrt share with each other (not part of the public API). */
+#ifndef MLRT_INTERNAL_H
+#define MLRT_INTERNAL_H
+
+#include "mlrt.h"
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* ---- limits: every loader refuses anything beyond these, before allocating ---- */
+#define MLRT_MAX_HEADER      (100u * 1000u * 1000u) /* SafeTensors/BinTensors header bytes */
+#define MLRT_MAX_PARAMS      (1ull << 28)           /* weights in one model */
+#define MLRT_MAX_DIM         (1u << 24)             /* one layer's width */
+#define MLRT_MAX_RANK        8                      /* tensor dimensions */
+#define MLRT_MAX_TENSORS     100000
+#define MLRT_MAX_LAYERS      64
+#define MLRT_MAX_JSON_DEPTH  64
+
+/* ---- errors ---- */
+/* Sets err (may be NULL) to code + a printf-style message; returns code.
+ * Supports %s %d %u %ld %lu %lld %llu %zu %x %c and %.*s (int, const char*). */
+mlrt_status mlrt_fail(mlrt_error *err, mlrt_status code, const char *fmt, ...);
+int mlrt_vformat(char *buf, size_t cap, const char *fmt, va_list ap);
+
+/* ---- a growable byte string (JSON output, messages) ---- */
+typedef struct mlrt_buf {
+    char *data;   /* [cap], NUL-terminated while !oom */
+    size_t len, cap;
+    bool oom;     /* set once an allocation failed; later appends are no-ops */
+} mlrt_buf;
+void mlrt_buf_append(mlrt_buf *b, const char *s, size_t n);
+void mlrt_buf_puts(mlrt_buf *b, const char *s);
+void mlrt_buf_printf(mlrt_buf *b, const char *fmt, ...);
+void mlrt_buf_json_string(mlrt_buf *b, const char *s, size_t n); /* quoted, escaped */
+
+/* ---- checked arithmetic ---- */
+static inline bool mlrt_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool mlrt_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+static inline uint32_t mlrt_rd_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t mlrt_rd_u64(const uint8_t *p) {
+    return (uint64_t)mlrt_rd_u32(p) | (uint64_t)mlrt_rd_u32(p + 4) << 32;
+}
+
+/* ---- UTF-8 ---- */
+bool mlrt_utf8_valid(const uint8_t *s, size_t n);
+
+/* ---- a tensor file, parsed and validated but not yet a model ---- */
+typedef struct mlrt_tensor {
+    char *name;                     /* [name_len + 1], UTF-8, NUL-terminated */
+    size_t name_len;
+    mlrt_dtype dtype;
+    uint32_t rank;
+    uint64_t shape[MLRT_MAX_RANK];  /* [rank] */
+    uint64_t count;                 /* product of shape */
+    size_t begin, end;              /* byte range [begin, end) in the data section */
+} mlrt_tensor;
+
+typedef struct mlrt_kv {
+    char *key, *value;              /* NUL-terminated UTF-8 */
+    size_t key_len, value_len;
+} mlrt_kv;
+
+typedef struct mlrt_tensorset {
+    mlrt_format format;
+    mlrt_tensor *tensors;           /* [count], in file order (ascending begin) */
+    size_t count;
+    mlrt_kv *meta;                  /* [meta_count] string -> string metadata */
+    size_t meta_count;
+    size_t data_begin;              /* where the data section starts in the file */
+} mlrt_tensorset;
+
+void mlrt_tensorset_free(mlrt_tensorset *ts);
+const mlrt_tensor *mlrt_tensorset_find(const mlrt_tensorset *ts, const char *name);
+const char *mlrt_tensorset_meta(const mlrt_tensorset *ts, const char *key); /* NULL if absent */
+void mlrt_json_metadata(mlrt_buf *b, const mlrt_tensorset *ts);             /* {"k":"v",...}; ts may be NULL */
+
+/* Checks shape product x element size == end - begin, with overflow checks. fmt_name: "safetensors". */
+mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, mlrt_error *err);
+/* Sorts by begin and checks the ranges tile [0, data_len) exactly (offsets relative to data start). */
+mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, const char *fmt_name,
+                                        mlrt_error *err);
+bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out);
+
+/* ---- format readers: fill *ts from the whole file, validating everything ---- */
+mlrt_status mlrt_read_safetensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
+mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
+
+/* ---- models ---- */
+typedef struct mlrt_dense {
+    uint32_t in, out;               /* weight is [out][in] logically */
+    uint32_t out_padded;            /* out rounded up to MLRT_PANEL */
+    float *w;                       /* packed: [out_padded / MLRT_PANEL][in][MLRT_PANEL] */
+    float *b;                       /* [out_padded], zero past out (and all zero without bias) */
+    bool has_bias;
+    mlrt_activation act;
+} mlrt_dense;
+
+struct mlrt_model {
+    mlrt_format format;
+    mlrt_kind kind;
+    mlrt_dtype dtype;               /* element type of the weights in the file */
+    uint32_t n_layers;
+    mlrt_dense *layers;             /* [n_layers] */
+    uint32_t in_size, out_size;
+    uint32_t max_width;             /* widest activation, padded */
+    float *scratch;                 /* [2][MLRT_TILE_ROWS][max_width] ping-pong activations */
+    char *info_json;                /* mlrt_model_info_json */
+};
+
+/* Weights of one dense layer as the loader found them, before packing. */
+typedef struct mlrt_dense_src {
+    uint32_t in, out;
+    const uint8_t *w;               /* in the file */
+    mlrt_dtype w_dtype;
+    bool w_in_major;                /* true: [in][out] (the .bin layout); false: [out][in] (nn.Linear) */
+    const uint8_t *b;               /* [out] in the file, or NULL for no bias */
+    mlrt_dtype b_dtype;
+    mlrt_activation act;
+} mlrt_dense_src;
+
+/* Builds a model from dense layers (packs + converts the weights). */
+mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
+                             const mlrt_dense_src *src, uint32_t n_layers,
+                             const mlrt_tensorset *ts, mlrt_error *err);
+
+/* Format readers that build models. */
+mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err);
+mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_error *err);
+
+/* Element conversion for weights. */
+float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype);  /* float dtypes only */
+bool mlrt_dtype_is_float(mlrt_dtype dtype);
+
+/* ---- kernels (kernels_dense.c) ---- */
+#define MLRT_PANEL 8       /* outputs per packed weight panel */
+#define MLRT_TILE_ROWS 64  /* batch rows processed per scratch tile */
+/* y[r][o] = act(b[o] + sum_i x[r][i] w[o][i]) for r < rows; x: [rows][x_stride], y: [rows][y_stride] */
+void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
+                        size_t rows);
+void mlrt_activate(mlrt_activation act, float *y, size_t n);
+
+#endif

@@ -1,0 +1,291 @@
+/* json.c — strict JSON reader into an arena-allocated tree. */
+#include "json.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- arena */
+
+typedef struct block { struct block *prev; size_t used, cap; } block; /* data follows, 16-aligned */
+
+static void *arena_alloc(mlrt_json_doc *doc, size_t size) {
+    size = (size + 15) & ~(size_t)15;
+    block *b = doc->blocks;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > 65536 ? size : 65536;
+        b = malloc(sizeof(block) + 16 + cap);
+        if (!b) return NULL;
+        b->prev = doc->blocks;
+        b->used = 0;
+        b->cap = cap;
+        doc->blocks = b;
+    }
+    void *p = (char *)(b + 1) + 16 + b->used;
+    b->used += size;
+    return p;
+}
+
+void mlrt_json_free(mlrt_json_doc *doc) {
+    block *b = doc->blocks;
+    while (b) {
+        block *prev = b->prev;
+        free(b);
+        b = prev;
+    }
+    doc->blocks = NULL;
+    doc->root = NULL;
+}
+
+/* --------------------------------------------------------------- parser */
+
+typedef struct parser {
+    const uint8_t *s;
+    size_t n, pos;
+    int depth;
+    const char *what;
+    mlrt_json_doc *doc;
+    mlrt_error *err;
+} parser;
+
+static mlrt_status syntax(parser *p, const char *msg) {
+    return mlrt_fail(p->err, MLRT_ERR_INVALID_JSON, "%s: invalid JSON at byte %zu: %s", p->what, p->pos, msg);
+}
+
+static mlrt_status oom(parser *p) {
+    return mlrt_fail(p->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory parsing JSON", p->what);
+}
+
+static void skip_ws(parser *p) {
+    while (p->pos < p->n) {
+        uint8_t c = p->s[p->pos];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+        p->pos++;
+    }
+}
+
+static int hex4(const uint8_t *s) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+static size_t put_utf8(char *o, uint32_t cp) {
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (char)(0xc0 | cp >> 6); o[1] = (char)(0x80 | (cp & 63)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xe0 | cp >> 12); o[1] = (char)(0x80 | (cp >> 6 & 63)); o[2] = (char)(0x80 | (cp & 63));
+        return 3;
+    }
+    o[0] = (char)(0xf0 | cp >> 18); o[1] = (char)(0x80 | (cp >> 12 & 63));
+    o[2] = (char)(0x80 | (cp >> 6 & 63)); o[3] = (char)(0x80 | (cp & 63));
+    return 4;
+}
+
+/* At the opening quote. Decoded text is never longer than its source. */
+static mlrt_status parse_string(parser *p, const char **out, size_t *out_len) {
+    size_t start = ++p->pos, end = start;
+    while (end < p->n && p->s[end] != '"') end += p->s[end] == '\\' ? 2 : 1;
+    if (end >= p->n) { p->pos = p->n; return syntax(p, "unterminated string"); }
+    char *o = arena_alloc(p->doc, end - start + 1);
+    if (!o) return oom(p);
+    size_t k = 0;
+    while (p->pos < end) {
+        uint8_t c = p->s[p->pos];
+        if (c < 0x20) return syntax(p, "control character in string");
+        if (c != '\\') { o[k++] = (char)c; p->pos++; continue; }
+        uint8_t e = p->s[p->pos + 1];
+        p->pos += 2;
+        switch (e) {
+        case '"': o[k++] = '"'; break;
+        case '\\': o[k++] = '\\'; break;
+        case '/': o[k++] = '/'; break;
+        case 'b': o[k++] = '\b'; break;
+        case 'f': o[k++] = '\f'; break;
+        case 'n': o[k++] = '\n'; break;
+        case 'r': o[k++] = '\r'; break;
+        case 't': o[k++] = '\t'; break;
+        case 'u': {
+            int hi = end - p->pos >= 4 ? hex4(p->s + p->pos) : -1;
+            if (hi < 0) return syntax(p, "bad \\u escape");
+            p->pos += 4;
+            uint32_t cp = (uint32_t)hi;
+            if (hi >= 0xdc00 && hi <= 0xdfff) return syntax(p, "lone low surrogate in \\u escape");
+            if (hi >= 0xd800 && hi <= 0xdbff) {
+                int lo = end - p->pos >= 6 && p->s[p->pos] == '\\' && p->s[p->pos + 1] == 'u'
+                             ? hex4(p->s + p->pos + 2) : -1;
+                if (lo < 0xdc00 || lo > 0xdfff) return syntax(p, "lone high surrogate in \\u escape");
+                p->pos += 6;
+                cp = 0x10000 + (((uint32_t)hi - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
+            }
+            k += put_utf8(o + k, cp);
+            break;
+        }
+        default: p->pos -= 1; return syntax(p, "bad escape in string");
+        }
+    }
+    o[k] = 0;
+    p->pos = end + 1;
+    *out = o;
+    *out_len = k;
+    return MLRT_OK;
+}
+
+static mlrt_status parse_number(parser *p, mlrt_json *v) {
+    size_t start = p->pos;
+    const uint8_t *s = p->s;
+    size_t i = p->pos, n = p->n;
+    if (i < n && s[i] == '-') i++;
+    if (i < n && s[i] == '0') i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9') while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    else { p->pos = i; return syntax(p, "bad number"); }
+    if (i < n && s[i] == '.') {
+        i++;
+        if (i >= n || s[i] < '0' || s[i] > '9') { p->pos = i; return syntax(p, "bad number fraction"); }
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        if (i >= n || s[i] < '0' || s[i] > '9') { p->pos = i; return syntax(p, "bad number exponent"); }
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    }
+    v->type = MLRT_JSON_NUMBER;
+    v->str = (const char *)s + start;
+    v->len = i - start;
+    p->pos = i;
+    return MLRT_OK;
+}
+
+static int cmp_members(const void *a, const void *b) {
+    const mlrt_json *x = *(const mlrt_json *const *)a, *y = *(const mlrt_json *const *)b;
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+static mlrt_status check_duplicates(parser *p, const mlrt_json *obj) {
+    if (obj->count < 2) return MLRT_OK;
+    const mlrt_json **m = malloc(obj->count * sizeof *m);
+    if (!m) return oom(p);
+    size_t i = 0;
+    for (const mlrt_json *c = obj->child; c; c = c->next) m[i++] = c;
+    qsort(m, obj->count, sizeof *m, cmp_members);
+    mlrt_status st = MLRT_OK;
+    for (i = 1; i < obj->count; i++) {
+        if (cmp_members(&m[i - 1], &m[i]) == 0) {
+            st = mlrt_fail(p->err, MLRT_ERR_DUPLICATE_KEY, "%s: duplicate key '%s'", p->what, m[i]->key);
+            break;
+        }
+    }
+    free(m);
+    return st;
+}
+
+static mlrt_status parse_value(parser *p, mlrt_json *v);
+
+static mlrt_status parse_container(parser *p, mlrt_json *v, bool object) {
+    if (++p->depth > MLRT_MAX_JSON_DEPTH) return syntax(p, "nesting too deep");
+    v->type = object ? MLRT_JSON_OBJECT : MLRT_JSON_ARRAY;
+    char close = object ? '}' : ']';
+    p->pos++;
+    skip_ws(p);
+    mlrt_json **tail = &v->child;
+    if (p->pos < p->n && p->s[p->pos] == close) { p->pos++; p->depth--; return MLRT_OK; }
+    for (;;) {
+        mlrt_json *item = arena_alloc(p->doc, sizeof *item);
+        if (!item) return oom(p);
+        memset(item, 0, sizeof *item);
+        mlrt_status st;
+        if (object) {
+            skip_ws(p);
+            if (p->pos >= p->n || p->s[p->pos] != '"') return syntax(p, "expected a string key");
+            if ((st = parse_string(p, &item->key, &item->key_len))) return st;
+            skip_ws(p);
+            if (p->pos >= p->n || p->s[p->pos] != ':') return syntax(p, "expected ':'");
+            p->pos++;
+        }
+        if ((st = parse_value(p, item))) return st;
+        *tail = item;
+        tail = &item->next;
+        v->count++;
+        skip_ws(p);
+        if (p->pos >= p->n) return syntax(p, object ? "unterminated object" : "unterminated array");
+        if (p->s[p->pos] == ',') { p->pos++; continue; }
+        if (p->s[p->pos] == close) { p->pos++; break; }
+        return syntax(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+    p->depth--;
+    return object ? check_duplicates(p, v) : MLRT_OK;
+}
+
+static bool literal(parser *p, const char *word) {
+    size_t n = strlen(word);
+    if (p->n - p->pos < n || memcmp(p->s + p->pos, word, n) != 0) return false;
+    p->pos += n;
+    return true;
+}
+
+static mlrt_status parse_value(parser *p, mlrt_json *v) {
+    skip_ws(p);
+    if (p->pos >= p->n) return syntax(p, "unexpected end");
+    switch (p->s[p->pos]) {
+    case '{': return parse_container(p, v, true);
+    case '[': return parse_container(p, v, false);
+    case '"': v->type = MLRT_JSON_STRING; return parse_string(p, &v->str, &v->len);
+    case 't': v->type = MLRT_JSON_TRUE; return literal(p, "true") ? MLRT_OK : syntax(p, "bad literal");
+    case 'f': v->type = MLRT_JSON_FALSE; return literal(p, "false") ? MLRT_OK : syntax(p, "bad literal");
+    case 'n': v->type = MLRT_JSON_NULL; return literal(p, "null") ? MLRT_OK : syntax(p, "bad literal");
+    default: return parse_number(p, v);
+    }
+}
+
+mlrt_status mlrt_json_parse(const uint8_t *s, size_t n, const char *what, mlrt_json_doc *doc, mlrt_error *err) {
+    memset(doc, 0, sizeof *doc);
+    if (!mlrt_utf8_valid(s, n))
+        return mlrt_fail(err, MLRT_ERR_INVALID_UTF8, "%s: not valid UTF-8", what);
+    parser p = {s, n, 0, 0, what, doc, err};
+    mlrt_json *root = arena_alloc(doc, sizeof *root);
+    if (!root) return oom(&p);
+    memset(root, 0, sizeof *root);
+    mlrt_status st = parse_value(&p, root);
+    if (!st) {
+        skip_ws(&p);
+        if (p.pos != n) st = syntax(&p, "trailing characters after the JSON value");
+    }
+    if (st) { mlrt_json_free(doc); return st; }
+    doc->root = root;
+    return MLRT_OK;
+}
+
+/* ------------------------------------------------------------- accessors */
+
+bool mlrt_json_u64(const mlrt_json *v, uint64_t *out) {
+    if (!v || v->type != MLRT_JSON_NUMBER || v->len == 0) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < v->len; i++) {
+        char c = v->str[i];
+        if (c < '0' || c > '9') return false; /* sign, fraction, exponent */
+        if (!mlrt_mul_u64(x, 10, &x) || !mlrt_add_u64(x, (uint64_t)(c - '0'), &x)) return false;
+    }
+    *out = x;
+    return true;
+}
+
+const mlrt_json *mlrt_json_get(const mlrt_json *obj, const char *key) {
+    if (!obj || obj->type != MLRT_JSON_OBJECT) return NULL;
+    size_t n = strlen(key);
+    for (const mlrt_json *c = obj->child; c; c = c->next)
+        if (c->key_len == n && memcmp(c->key, key, n) == 0) return c;
+    return NULL;
+}
+
+const char *mlrt_json_type_name(mlrt_json_type t) {
+    static const char *const names[] = {"null", "false", "true", "number", "string", "array", "object"};
+    return (unsigned)t <= MLRT_JSON_OBJECT ? names[t] : "?";
+}

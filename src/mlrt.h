@@ -1,0 +1,124 @@
+/* mlrt.h — the whole public C API of mlrt, a small strict inference runtime.
+ *
+ *   mlrt_error err;
+ *   mlrt_model *m = mlrt_load_from_bytes(bytes, len, &err);   // any supported format
+ *   if (!m) { fprintf(stderr, "%s: %s\n", mlrt_status_name(err.code), err.message); ... }
+ *   float out[10];
+ *   mlrt_predict(m, input, out, &err);                         // input: mlrt_input_size(m) floats
+ *   mlrt_free(m);
+ *
+ * Every loader validates the whole file before it returns: a bad file is refused
+ * here, with a status and a message naming what is wrong and where, never later.
+ * The caller may free `bytes` as soon as mlrt_load_from_bytes returns.
+ * All multi-byte values in every format are little endian.
+ */
+#ifndef MLRT_H
+#define MLRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Stable status codes. The names (mlrt_status_name) are what JavaScript sees as MlrtError.code. */
+typedef enum mlrt_status {
+    MLRT_OK = 0,
+    MLRT_ERR_INVALID_ARGUMENT = 1, /* the call itself is wrong: NULL pointer, zero batch, ... */
+    MLRT_ERR_UNKNOWN_FORMAT = 2,   /* the bytes are none of the formats mlrt reads */
+    MLRT_ERR_TRUNCATED = 3,        /* the file ends inside a section it declares */
+    MLRT_ERR_SIZE_MISMATCH = 4,    /* sizes disagree: file size vs dims, shape vs byte span */
+    MLRT_ERR_BAD_DIMENSIONS = 5,   /* a dimension is zero, negative, too large or inconsistent */
+    MLRT_ERR_SHAPE_OVERFLOW = 6,   /* a shape product or byte count overflows */
+    MLRT_ERR_BAD_OFFSETS = 7,      /* tensor byte ranges out of bounds, overlapping, or with holes */
+    MLRT_ERR_UNKNOWN_DTYPE = 8,    /* an element type mlrt does not know */
+    MLRT_ERR_INVALID_UTF8 = 9,     /* text that must be UTF-8 is not */
+    MLRT_ERR_INVALID_JSON = 10,    /* a JSON header is not valid JSON */
+    MLRT_ERR_DUPLICATE_KEY = 11,   /* the same key twice in a header or metadata map */
+    MLRT_ERR_HEADER_TOO_LARGE = 12,/* a declared header length beyond the limit or the file */
+    MLRT_ERR_BAD_HEADER = 13,      /* the header parses but its fields have the wrong type/shape */
+    MLRT_ERR_NOT_A_MODEL = 14,     /* valid tensors that form no model mlrt can run */
+    MLRT_ERR_UNSUPPORTED = 15,     /* a valid file using a feature mlrt does not implement */
+    MLRT_ERR_OUT_OF_MEMORY = 16,
+    MLRT_ERR_NON_FINITE = 17,      /* a weight or an input is NaN or infinite */
+    MLRT_STATUS_COUNT_ = 18
+} mlrt_status;
+
+#define MLRT_ERROR_MESSAGE_MAX 320
+
+typedef struct mlrt_error {
+    mlrt_status code;
+    char message[MLRT_ERROR_MESSAGE_MAX]; /* "safetensors: tensor 'w1' data_offsets [0, 4096) exceed data size 1024" */
+} mlrt_error;
+
+typedef enum mlrt_format {
+    MLRT_FORMAT_BIN = 1,         /* raw MLP: 3 x i32 dims, then f64 or f32 weights */
+    MLRT_FORMAT_SAFETENSORS = 2,
+    MLRT_FORMAT_BINTENSORS = 3
+} mlrt_format;
+
+typedef enum mlrt_kind {
+    MLRT_KIND_MLP = 1,                 /* dense layers, activation per layer */
+    MLRT_KIND_LINEAR_REGRESSION = 2,   /* y = w.x + b, one output */
+    MLRT_KIND_LOGISTIC_REGRESSION = 3  /* p = sigmoid(w.x + b), one output */
+} mlrt_kind;
+
+/* Element types, numbered as the SafeTensors/BinTensors Dtype enum. */
+typedef enum mlrt_dtype {
+    MLRT_BOOL = 0, MLRT_U8, MLRT_I8, MLRT_F8_E5M2, MLRT_F8_E4M3, MLRT_I16, MLRT_U16,
+    MLRT_F16, MLRT_BF16, MLRT_I32, MLRT_U32, MLRT_F32, MLRT_F64, MLRT_I64, MLRT_U64,
+    MLRT_DTYPE_COUNT_
+} mlrt_dtype;
+
+typedef enum mlrt_activation {
+    MLRT_ACT_IDENTITY = 0, MLRT_ACT_RELU, MLRT_ACT_SIGMOID, MLRT_ACT_TANH, MLRT_ACT_SOFTMAX,
+    MLRT_ACT_GELU, MLRT_ACT_LEAKY_RELU, MLRT_ACT_SILU,
+    MLRT_ACT_COUNT_
+} mlrt_activation;
+
+typedef struct mlrt_layer_info {
+    uint32_t inputs, outputs;
+    mlrt_activation activation;
+} mlrt_layer_info;
+
+typedef struct mlrt_model mlrt_model;
+
+/* Loading. Returns NULL and fills *err (err may be NULL) on any problem. */
+mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err);
+void mlrt_free(mlrt_model *model);
+
+/* Inference. in: inputs floats (x n), out: outputs floats (x n). Inputs must be finite. */
+mlrt_status mlrt_predict(mlrt_model *model, const float *in, float *out, mlrt_error *err);
+mlrt_status mlrt_predict_batch(mlrt_model *model, const float *in, size_t n, float *out, mlrt_error *err);
+
+/* Introspection. */
+size_t mlrt_input_size(const mlrt_model *model);
+size_t mlrt_output_size(const mlrt_model *model);
+mlrt_format mlrt_model_format(const mlrt_model *model);
+mlrt_kind mlrt_model_kind(const mlrt_model *model);
+mlrt_dtype mlrt_weight_dtype(const mlrt_model *model);   /* as stored in the file */
+uint64_t mlrt_param_count(const mlrt_model *model);
+size_t mlrt_layer_count(const mlrt_model *model);
+mlrt_layer_info mlrt_layer(const mlrt_model *model, size_t i);
+/* The model's description as one JSON object (format, kind, sizes, layers, metadata).
+ * Owned by the model; valid until mlrt_free. */
+const char *mlrt_model_info_json(const mlrt_model *model);
+
+/* Lists the tensors and metadata of any valid tensor file without building a model.
+ * Returns a malloc'd NUL-terminated JSON object (free with mlrt_string_free), or NULL with *err. */
+char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err);
+void mlrt_string_free(char *s);
+
+/* Names. */
+const char *mlrt_status_name(mlrt_status code);      /* "BAD_OFFSETS" */
+const char *mlrt_format_name(mlrt_format format);    /* "safetensors" */
+const char *mlrt_kind_name(mlrt_kind kind);          /* "mlp" */
+const char *mlrt_dtype_name(mlrt_dtype dtype);       /* "F32" */
+const char *mlrt_activation_name(mlrt_activation a); /* "relu" */
+size_t mlrt_dtype_size(mlrt_dtype dtype);            /* bytes per element */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLRT_H */

@@ -1,0 +1,175 @@
+/* model.c — a runnable model: packed dense layers, prediction, introspection. */
+#include "internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ elements */
+
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h >> 15) << 31, exp = h >> 10 & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0x1f) bits = sign | 0x7f800000u | man << 13;         /* inf / nan */
+    else if (exp) bits = sign | (exp + 112) << 23 | man << 13;       /* normal */
+    else if (!man) bits = sign;                                      /* zero */
+    else {                                                           /* subnormal */
+        int e = 113;
+        while (!(man & 0x400)) { man <<= 1; e--; }
+        bits = sign | (uint32_t)e << 23 | (man & 0x3ff) << 13;
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype) {
+    switch (dtype) {
+    case MLRT_F32: { uint32_t u = mlrt_rd_u32(p); float f; memcpy(&f, &u, 4); return f; }
+    case MLRT_F64: { uint64_t u = mlrt_rd_u64(p); double d; memcpy(&d, &u, 8); return (float)d; }
+    case MLRT_F16: return f16_to_f32((uint16_t)(p[0] | p[1] << 8));
+    case MLRT_BF16: { uint32_t u = (uint32_t)(p[0] | p[1] << 8) << 16; float f; memcpy(&f, &u, 4); return f; }
+    default: return NAN;
+    }
+}
+
+/* ------------------------------------------------------------- building */
+
+void mlrt_free(mlrt_model *m) {
+    if (!m) return;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        free(m->layers[i].w);
+        free(m->layers[i].b);
+    }
+    free(m->layers);
+    free(m->scratch);
+    free(m->info_json);
+    free(m);
+}
+
+/* Converts and packs one layer; refuses non-finite weights. */
+static mlrt_status pack_layer(const mlrt_dense_src *s, uint32_t index, mlrt_dense *d, mlrt_error *err) {
+    d->in = s->in;
+    d->out = s->out;
+    d->act = s->act;
+    d->has_bias = s->b != NULL;
+    d->out_padded = (s->out + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
+    d->w = calloc((size_t)d->out_padded * s->in, sizeof(float));
+    d->b = calloc(d->out_padded, sizeof(float));
+    if (!d->w || !d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for layer %u weights", index);
+    size_t ws = mlrt_dtype_size(s->w_dtype);
+    for (size_t o = 0; o < s->out; o++) {
+        float *panel = d->w + (o / MLRT_PANEL) * (size_t)s->in * MLRT_PANEL + o % MLRT_PANEL;
+        for (size_t i = 0; i < s->in; i++) {
+            size_t at = s->w_in_major ? i * s->out + o : o * s->in + i;
+            float v = mlrt_load_scalar(s->w + at * ws, s->w_dtype);
+            if (!isfinite(v))
+                return mlrt_fail(err, MLRT_ERR_NON_FINITE, "layer %u weight [out %zu][in %zu] is not finite", index, o, i);
+            panel[i * MLRT_PANEL] = v;
+        }
+    }
+    for (size_t o = 0; s->b && o < s->out; o++) {
+        d->b[o] = mlrt_load_scalar(s->b + o * mlrt_dtype_size(s->b_dtype), s->b_dtype);
+        if (!isfinite(d->b[o]))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "layer %u bias [%zu] is not finite", index, o);
+    }
+    return MLRT_OK;
+}
+
+static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
+    mlrt_buf b = {0};
+    mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"layers\":[",
+                    mlrt_format_name(m->format), mlrt_kind_name(m->kind), m->in_size, m->out_size,
+                    mlrt_dtype_name(m->dtype), (unsigned long long)mlrt_param_count(m));
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        mlrt_buf_printf(&b, "%s{\"inputs\":%u,\"outputs\":%u,\"activation\":\"%s\"}", i ? "," : "",
+                        m->layers[i].in, m->layers[i].out, mlrt_activation_name(m->layers[i].act));
+    mlrt_buf_puts(&b, "],\"metadata\":");
+    mlrt_json_metadata(&b, ts);
+    mlrt_buf_puts(&b, "}");
+    if (b.oom) { free(b.data); return NULL; }
+    return b.data;
+}
+
+mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
+                             const mlrt_dense_src *src, uint32_t n_layers,
+                             const mlrt_tensorset *ts, mlrt_error *err) {
+    mlrt_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->layers = calloc(n_layers, sizeof *m->layers))) {
+        free(m);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
+    }
+    m->format = format;
+    m->kind = kind;
+    m->dtype = dtype;
+    m->in_size = src[0].in;
+    m->out_size = src[n_layers - 1].out;
+    for (uint32_t i = 0; i < n_layers; i++) {
+        m->n_layers = i + 1;
+        if (pack_layer(&src[i], i, &m->layers[i], err)) { mlrt_free(m); return NULL; }
+        if (m->layers[i].out_padded > m->max_width) m->max_width = m->layers[i].out_padded;
+    }
+    m->scratch = malloc(2 * (size_t)MLRT_TILE_ROWS * m->max_width * sizeof(float));
+    m->info_json = describe(m, ts);
+    if (!m->scratch || !m->info_json) {
+        mlrt_free(m);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
+    }
+    return m;
+}
+
+/* ----------------------------------------------------------- prediction */
+
+mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    if (!m || !in || !out || n == 0)
+        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "predict: %s", !m ? "no model" : n == 0 ? "batch size is 0" : "NULL buffer");
+    for (size_t k = 0; k < n * m->in_size; k++)
+        if (!isfinite(in[k]))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: input %zu of row %zu is not finite",
+                             k % m->in_size, k / m->in_size);
+    float *buf[2] = {m->scratch, m->scratch + (size_t)MLRT_TILE_ROWS * m->max_width};
+    for (size_t r = 0; r < n; r += MLRT_TILE_ROWS) {
+        size_t rows = n - r < MLRT_TILE_ROWS ? n - r : MLRT_TILE_ROWS;
+        const float *x = in + r * m->in_size;
+        size_t xs = m->in_size;
+        for (uint32_t i = 0; i < m->n_layers; i++) {
+            bool last = i + 1 == m->n_layers;
+            float *y = last ? out + r * m->out_size : buf[i & 1];
+            size_t ys = last ? m->out_size : m->max_width;
+            mlrt_dense_forward(&m->layers[i], x, xs, y, ys, rows);
+            x = y;
+            xs = ys;
+        }
+    }
+    return MLRT_OK;
+}
+
+mlrt_status mlrt_predict(mlrt_model *m, const float *in, float *out, mlrt_error *err) {
+    return mlrt_predict_batch(m, in, 1, out, err);
+}
+
+/* -------------------------------------------------------- introspection */
+
+size_t mlrt_input_size(const mlrt_model *m) { return m->in_size; }
+size_t mlrt_output_size(const mlrt_model *m) { return m->out_size; }
+mlrt_format mlrt_model_format(const mlrt_model *m) { return m->format; }
+mlrt_kind mlrt_model_kind(const mlrt_model *m) { return m->kind; }
+mlrt_dtype mlrt_weight_dtype(const mlrt_model *m) { return m->dtype; }
+size_t mlrt_layer_count(const mlrt_model *m) { return m->n_layers; }
+const char *mlrt_model_info_json(const mlrt_model *m) { return m->info_json; }
+
+uint64_t mlrt_param_count(const mlrt_model *m) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) n += (uint64_t)m->layers[i].in * m->layers[i].out + (m->layers[i].has_bias ? m->layers[i].out : 0);
+    return n;
+}
+
+mlrt_layer_info mlrt_layer(const mlrt_model *m, size_t i) {
+    mlrt_layer_info li = {0, 0, MLRT_ACT_IDENTITY};
+    if (i < m->n_layers) {
+        li.inputs = m->layers[i].in;
+        li.outputs = m->layers[i].out;
+        li.activation = m->layers[i].act;
+    }
+    return li;
+}

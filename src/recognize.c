@@ -1,0 +1,283 @@
+/* recognize.c — which model a set of named tensors is.
+ *
+ *   linear regression    'coefficients' [n] + 'intercept' [1]
+ *   logistic regression  the same + __metadata__ model_type = "logistic_regression"
+ *   MLP (PyTorch)        '<prefix>.weight' [out, in] (+ '<prefix>.bias' [out]) per layer,
+ *                        layers in natural order of prefix: fc1 < fc2 < fc10, layers.0 < layers.2
+ *   MLP (aprender)       '0', '1', ... in parameter order: weight [out, in], then bias [out]
+ * MLP activations come from __metadata__ "activations" ("relu,relu,softmax"); by default
+ * ReLU between layers and softmax at the end (identity when there is a single output). */
+#include "internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct layer_ref {
+    const char *name;          /* prefix or tensor name, for messages */
+    size_t name_len;
+    const mlrt_tensor *w, *b;  /* b may be NULL */
+} layer_ref;
+
+typedef struct ctx {
+    const uint8_t *data;       /* start of the data section */
+    const mlrt_tensorset *ts;
+    const char *fmt;
+    mlrt_error *err;
+} ctx;
+
+/* --------------------------------------------------------- activations */
+
+static bool activation_from_name(const char *s, size_t n, mlrt_activation *out) {
+    static const struct { const char *name; mlrt_activation act; } names[] = {
+        {"identity", MLRT_ACT_IDENTITY}, {"linear", MLRT_ACT_IDENTITY}, {"none", MLRT_ACT_IDENTITY},
+        {"relu", MLRT_ACT_RELU}, {"sigmoid", MLRT_ACT_SIGMOID}, {"logistic", MLRT_ACT_SIGMOID},
+        {"tanh", MLRT_ACT_TANH}, {"softmax", MLRT_ACT_SOFTMAX}, {"gelu", MLRT_ACT_GELU},
+        {"leaky_relu", MLRT_ACT_LEAKY_RELU}, {"silu", MLRT_ACT_SILU}, {"swish", MLRT_ACT_SILU},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i].name) == n && memcmp(names[i].name, s, n) == 0) { *out = names[i].act; return true; }
+    return false;
+}
+
+static mlrt_status read_activations(ctx *c, mlrt_dense_src *src, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) src[i].act = i + 1 < n ? MLRT_ACT_RELU : MLRT_ACT_SOFTMAX;
+    if (src[n - 1].out == 1) src[n - 1].act = MLRT_ACT_IDENTITY;
+    const char *spec = mlrt_tensorset_meta(c->ts, "activations");
+    if (!spec) return MLRT_OK;
+    uint32_t i = 0;
+    for (const char *p = spec;; i++) {
+        const char *end = strchr(p, ',');
+        if (!end) end = p + strlen(p);
+        const char *a = p, *z = end;
+        while (a < z && *a == ' ') a++;
+        while (z > a && z[-1] == ' ') z--;
+        if (i < n && !activation_from_name(a, (size_t)(z - a), &src[i].act))
+            return mlrt_fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: metadata 'activations' names unknown activation '%.*s'",
+                             c->fmt, (int)(z - a), a);
+        if (!*end) break;
+        p = end + 1;
+    }
+    if (i + 1 != n)
+        return mlrt_fail(c->err, MLRT_ERR_BAD_HEADER, "%s: metadata 'activations' lists %u activations for %u layers",
+                         c->fmt, i + 1, n);
+    return MLRT_OK;
+}
+
+/* --------------------------------------------------------------- layers */
+
+static mlrt_status float_tensor(ctx *c, const mlrt_tensor *t) {
+    if (!mlrt_dtype_is_float(t->dtype))
+        return mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is %s; weights must be F16, BF16, F32 or F64",
+                         c->fmt, t->name, mlrt_dtype_name(t->dtype));
+    return MLRT_OK;
+}
+
+/* Turns layer references into dense sources, checking shapes, chaining and limits. */
+static mlrt_model *build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
+    mlrt_dense_src src[MLRT_MAX_LAYERS];
+    uint64_t params = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
+        if (float_tensor(c, w) || (b && float_tensor(c, b))) return NULL;
+        if (w->rank != 2) {
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in]",
+                      c->fmt, w->name, w->rank);
+            return NULL;
+        }
+        uint64_t out = w->shape[0], in = w->shape[1];
+        if (out == 0 || in == 0 || out > MLRT_MAX_DIM || in > MLRT_MAX_DIM) {
+            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: weight '%s' shape [%llu, %llu] must have dimensions in 1..%u",
+                      c->fmt, w->name, (unsigned long long)out, (unsigned long long)in, MLRT_MAX_DIM);
+            return NULL;
+        }
+        if (b && !(b->rank == 1 && b->shape[0] == out)) {
+            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'",
+                      c->fmt, b->name, (unsigned long long)out, w->name);
+            return NULL;
+        }
+        if (i > 0 && in != src[i - 1].out) {
+            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %u",
+                      c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)in,
+                      (int)refs[i - 1].name_len, refs[i - 1].name, src[i - 1].out);
+            return NULL;
+        }
+        params += in * out + out;
+        if (params > MLRT_MAX_PARAMS) {
+            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: more than %llu parameters", c->fmt,
+                      (unsigned long long)MLRT_MAX_PARAMS);
+            return NULL;
+        }
+        src[i] = (mlrt_dense_src){(uint32_t)in, (uint32_t)out, c->data + w->begin, w->dtype, false,
+                                  b ? c->data + b->begin : NULL, b ? b->dtype : MLRT_F32, MLRT_ACT_IDENTITY};
+    }
+    if (read_activations(c, src, n)) return NULL;
+    return mlrt_model_build(c->ts->format, MLRT_KIND_MLP, refs[0].w->dtype, src, n, c->ts, c->err);
+}
+
+/* ------------------------------------------------------ aprender numbering */
+
+static bool decimal_name(const mlrt_tensor *t, uint64_t *v) {
+    if (t->name_len == 0 || t->name_len > 9 || (t->name[0] == '0' && t->name_len > 1)) return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < t->name_len; i++) {
+        if (t->name[i] < '0' || t->name[i] > '9') return false;
+        x = x * 10 + (uint64_t)(t->name[i] - '0');
+    }
+    *v = x;
+    return true;
+}
+
+static mlrt_model *numbered_mlp(ctx *c) {
+    size_t n = c->ts->count;
+    const mlrt_tensor **by_index = calloc(n, sizeof *by_index);
+    layer_ref refs[MLRT_MAX_LAYERS];
+    uint32_t layers = 0;
+    mlrt_model *m = NULL;
+    if (!by_index) { mlrt_fail(c->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = 0;
+        if (!decimal_name(&c->ts->tensors[i], &k) || k >= n || by_index[k]) {
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: numbered tensors must be '0'..'%zu' without gaps; found '%s'",
+                      c->fmt, n - 1, c->ts->tensors[i].name);
+            goto done;
+        }
+        by_index[k] = &c->ts->tensors[i];
+    }
+    for (size_t k = 0; k < n; layers++) {
+        if (layers == MLRT_MAX_LAYERS) {
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT_MAX_LAYERS);
+            goto done;
+        }
+        const mlrt_tensor *w = by_index[k++], *b = NULL;
+        if (w->rank != 2) {
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' has %u dimensions where a [out, in] weight comes next",
+                      c->fmt, w->name, w->rank);
+            goto done;
+        }
+        if (k < n && by_index[k]->rank == 1) b = by_index[k++];
+        refs[layers] = (layer_ref){w->name, w->name_len, w, b};
+    }
+    m = build_mlp(c, refs, layers);
+done:
+    free(by_index);
+    return m;
+}
+
+/* ------------------------------------------------------- PyTorch naming */
+
+static bool suffix(const mlrt_tensor *t, const char *s, size_t *prefix_len) {
+    size_t n = strlen(s);
+    if (t->name_len <= n || memcmp(t->name + t->name_len - n, s, n) != 0) return false;
+    *prefix_len = t->name_len - n;
+    return true;
+}
+
+/* Natural order: runs of digits compare as numbers, "fc2" < "fc10", "layers.2" < "layers.10". */
+static int natural_cmp(const char *a, size_t an, const char *b, size_t bn) {
+    size_t i = 0, j = 0;
+    while (i < an && j < bn) {
+        bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
+        if (da && db) {
+            while (i < an && a[i] == '0') i++;
+            while (j < bn && b[j] == '0') j++;
+            size_t si = i, sj = j;
+            while (i < an && a[i] >= '0' && a[i] <= '9') i++;
+            while (j < bn && b[j] >= '0' && b[j] <= '9') j++;
+            if (i - si != j - sj) return i - si < j - sj ? -1 : 1;
+            int c = memcmp(a + si, b + sj, i - si);
+            if (c) return c;
+        } else {
+            if (a[i] != b[j]) return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
+            i++, j++;
+        }
+    }
+    return (an - i > 0) - (bn - j > 0);
+}
+
+static int cmp_refs(const void *x, const void *y) {
+    const layer_ref *a = x, *b = y;
+    int c = natural_cmp(a->name, a->name_len, b->name, b->name_len);
+    return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
+}
+
+static mlrt_model *pytorch_mlp(ctx *c) {
+    layer_ref refs[MLRT_MAX_LAYERS];
+    uint32_t n = 0;
+    /* weights first: each names a layer */
+    for (size_t i = 0; i < c->ts->count; i++) {
+        const mlrt_tensor *t = &c->ts->tensors[i];
+        size_t plen;
+        if (!suffix(t, ".weight", &plen)) continue;
+        if (n == MLRT_MAX_LAYERS) {
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT_MAX_LAYERS);
+            return NULL;
+        }
+        refs[n++] = (layer_ref){t->name, plen, t, NULL};
+    }
+    /* then every other tensor must be the bias of one of them */
+    for (size_t i = 0; i < c->ts->count; i++) {
+        const mlrt_tensor *t = &c->ts->tensors[i];
+        size_t plen;
+        if (suffix(t, ".weight", &plen)) continue;
+        uint32_t k = 0;
+        if (suffix(t, ".bias", &plen))
+            while (k < n && !(refs[k].name_len == plen && memcmp(refs[k].name, t->name, plen) == 0)) k++;
+        if (!suffix(t, ".bias", &plen) || k == n) {
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL,
+                      "%s: tensor '%s' is not part of a dense layer (expected '<layer>.weight' and '<layer>.bias')",
+                      c->fmt, t->name);
+            return NULL;
+        }
+        refs[k].b = t;
+    }
+    qsort(refs, n, sizeof *refs, cmp_refs);
+    return build_mlp(c, refs, n);
+}
+
+/* ---------------------------------------------------------- regression */
+
+static mlrt_model *regression(ctx *c, const mlrt_tensor *coef) {
+    const mlrt_tensor *icpt = mlrt_tensorset_find(c->ts, "intercept");
+    if (!icpt || c->ts->count != 2) {
+        mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly 'coefficients' and 'intercept'%s",
+                  c->fmt, icpt ? "; other tensors are present" : "; 'intercept' is missing");
+        return NULL;
+    }
+    if (float_tensor(c, coef) || float_tensor(c, icpt)) return NULL;
+    bool vector = coef->rank == 1 || (coef->rank == 2 && (coef->shape[0] == 1 || coef->shape[1] == 1));
+    if (!vector || coef->count == 0 || coef->count > MLRT_MAX_DIM) {
+        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: 'coefficients' must be a vector of 1..%u values", c->fmt,
+                  MLRT_MAX_DIM);
+        return NULL;
+    }
+    if (icpt->count != 1 || icpt->rank > 1) {
+        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: 'intercept' must hold exactly one value, has %llu", c->fmt,
+                  (unsigned long long)icpt->count);
+        return NULL;
+    }
+    const char *type = mlrt_tensorset_meta(c->ts, "model_type");
+    bool logistic = type && (strcmp(type, "logistic_regression") == 0 || strcmp(type, "LogisticRegression") == 0);
+    mlrt_dense_src src = {(uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
+                          c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY};
+    return mlrt_model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
+                            coef->dtype, &src, 1, c->ts, c->err);
+}
+
+mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_error *err) {
+    ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), err};
+    if (ts->count == 0) {
+        mlrt_fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
+        return NULL;
+    }
+    const mlrt_tensor *coef = mlrt_tensorset_find(ts, "coefficients");
+    if (coef) return regression(&c, coef);
+    uint64_t k;
+    if (decimal_name(&ts->tensors[0], &k)) return numbered_mlp(&c);
+    for (size_t i = 0; i < ts->count; i++) {
+        size_t plen;
+        if (suffix(&ts->tensors[i], ".weight", &plen)) return pytorch_mlp(&c);
+    }
+    mlrt_fail(err, MLRT_ERR_NOT_A_MODEL,
+              "%s: no model recognised: expected 'coefficients' + 'intercept', '<layer>.weight' / '<layer>.bias' pairs, "
+              "or numbered tensors '0', '1', ...; first tensor is '%s'", c.fmt, ts->tensors[0].name);
+    return NULL;
+}

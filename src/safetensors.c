@@ -1,0 +1,131 @@
+/* safetensors.c — SafeTensors reader.
+ *
+ *   [u64 LE N][N bytes: JSON header][data]
+ *   header = { "__metadata__"?: {str: str}, name: {"dtype": str, "shape": [u64...],
+ *              "data_offsets": [begin, end]}, ... }
+ * Offsets are relative to the data section; tensors must tile it exactly. */
+#include "json.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define FMT "safetensors"
+
+static char *dup_str(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (d) { memcpy(d, s, n); d[n] = 0; }
+    return d;
+}
+
+static mlrt_status read_metadata(const mlrt_json *m, mlrt_tensorset *ts, mlrt_error *err) {
+    if (m->type != MLRT_JSON_OBJECT)
+        return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": __metadata__ must be an object of strings, got %s",
+                         mlrt_json_type_name(m->type));
+    ts->meta = calloc(m->count ? m->count : 1, sizeof *ts->meta);
+    if (!ts->meta) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
+    for (const mlrt_json *kv = m->child; kv; kv = kv->next) {
+        if (kv->type != MLRT_JSON_STRING)
+            return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": __metadata__ value of '%s' must be a string, got %s",
+                             kv->key, mlrt_json_type_name(kv->type));
+        mlrt_kv *e = &ts->meta[ts->meta_count++];
+        e->key = dup_str(kv->key, kv->key_len);
+        e->value = dup_str(kv->str, kv->len);
+        e->key_len = kv->key_len;
+        e->value_len = kv->len;
+        if (!e->key || !e->value) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
+    }
+    return MLRT_OK;
+}
+
+static mlrt_status read_tensor(const mlrt_json *e, mlrt_tensor *t, mlrt_error *err) {
+    const char *name = e->key;
+    if (e->type != MLRT_JSON_OBJECT)
+        return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": tensor '%s' must be an object, got %s", name,
+                         mlrt_json_type_name(e->type));
+    const mlrt_json *dtype = NULL, *shape = NULL, *offs = NULL;
+    for (const mlrt_json *f = e->child; f; f = f->next) {
+        if (strcmp(f->key, "dtype") == 0) dtype = f;
+        else if (strcmp(f->key, "shape") == 0) shape = f;
+        else if (strcmp(f->key, "data_offsets") == 0) offs = f;
+        /* other fields are ignored, as the reference implementation does */
+    }
+    if (!dtype || !shape || !offs)
+        return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": tensor '%s' lacks '%s'", name,
+                         !dtype ? "dtype" : !shape ? "shape" : "data_offsets");
+    if (dtype->type != MLRT_JSON_STRING)
+        return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": tensor '%s' dtype must be a string", name);
+    if (!mlrt_dtype_from_name(dtype->str, dtype->len, &t->dtype))
+        return mlrt_fail(err, MLRT_ERR_UNKNOWN_DTYPE, FMT ": tensor '%s' has unknown dtype '%s'", name, dtype->str);
+    if (shape->type != MLRT_JSON_ARRAY)
+        return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": tensor '%s' shape must be an array", name);
+    if (shape->count > MLRT_MAX_RANK)
+        return mlrt_fail(err, MLRT_ERR_BAD_DIMENSIONS, FMT ": tensor '%s' has %zu dimensions, more than %d", name,
+                         shape->count, MLRT_MAX_RANK);
+    t->rank = (uint32_t)shape->count;
+    uint32_t d = 0;
+    for (const mlrt_json *x = shape->child; x; x = x->next, d++)
+        if (!mlrt_json_u64(x, &t->shape[d]))
+            return mlrt_fail(err, MLRT_ERR_BAD_DIMENSIONS, FMT ": tensor '%s' shape[%u] is not a non-negative integer",
+                             name, d);
+    uint64_t b, en;
+    if (offs->type != MLRT_JSON_ARRAY || offs->count != 2 || !mlrt_json_u64(offs->child, &b) ||
+        !mlrt_json_u64(offs->child->next, &en))
+        return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, FMT ": tensor '%s' data_offsets must be [begin, end] integers", name);
+    if (b > SIZE_MAX || en > SIZE_MAX)
+        return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, FMT ": tensor '%s' data_offsets beyond addressable memory", name);
+    t->begin = (size_t)b;
+    t->end = (size_t)en;
+    t->count = 1;
+    for (d = 0; d < t->rank; d++) (void)mlrt_mul_u64(t->count, t->shape[d], &t->count);
+    return mlrt_tensor_check_span(t, FMT, err);
+}
+
+mlrt_status mlrt_read_safetensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err) {
+    memset(ts, 0, sizeof *ts);
+    ts->format = MLRT_FORMAT_SAFETENSORS;
+    if (n < 8) return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": file is %zu bytes, too short for the 8-byte header length", n);
+    uint64_t hlen = mlrt_rd_u64(b);
+    if (hlen > MLRT_MAX_HEADER)
+        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": header length %llu exceeds the %u-byte limit",
+                         (unsigned long long)hlen, MLRT_MAX_HEADER);
+    if (hlen > n - 8)
+        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": header length %llu exceeds the %zu bytes after it",
+                         (unsigned long long)hlen, n - 8);
+    if (hlen < 2 || b[8] != '{')
+        return mlrt_fail(err, MLRT_ERR_INVALID_JSON, FMT ": header must be a JSON object starting with '{'");
+
+    mlrt_json_doc doc;
+    mlrt_status st = mlrt_json_parse(b + 8, (size_t)hlen, FMT ": header", &doc, err);
+    if (st) return st;
+    const mlrt_json *root = doc.root;
+    if (root->type != MLRT_JSON_OBJECT) {
+        st = mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": header must be a JSON object");
+        goto done;
+    }
+    if (root->count > MLRT_MAX_TENSORS) {
+        st = mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": %zu tensors, more than %d", root->count, MLRT_MAX_TENSORS);
+        goto done;
+    }
+    ts->tensors = calloc(root->count ? root->count : 1, sizeof *ts->tensors);
+    if (!ts->tensors) { st = mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory"); goto done; }
+    for (const mlrt_json *e = root->child; e; e = e->next) {
+        if (strcmp(e->key, "__metadata__") == 0 && e->key_len == 12) {
+            if ((st = read_metadata(e, ts, err))) goto done;
+            continue;
+        }
+        if (e->key_len == 0 || memchr(e->key, 0, e->key_len)) {
+            st = mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": tensor names must be non-empty and contain no NUL");
+            goto done;
+        }
+        mlrt_tensor *t = &ts->tensors[ts->count++];
+        t->name = dup_str(e->key, e->key_len);
+        t->name_len = e->key_len;
+        if (!t->name) { st = mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory"); goto done; }
+        if ((st = read_tensor(e, t, err))) goto done;
+    }
+    ts->data_begin = 8 + (size_t)hlen;
+    st = mlrt_tensorset_check_layout(ts, n - ts->data_begin, FMT, err);
+done:
+    mlrt_json_free(&doc);
+    if (st) mlrt_tensorset_free(ts);
+    return st;
+}

@@ -1,0 +1,92 @@
+/* tensorset.c — the validated list of tensors that SafeTensors and BinTensors files share. */
+#include "internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+void mlrt_tensorset_free(mlrt_tensorset *ts) {
+    for (size_t i = 0; i < ts->count; i++) free(ts->tensors[i].name);
+    for (size_t i = 0; i < ts->meta_count; i++) {
+        free(ts->meta[i].key);
+        free(ts->meta[i].value);
+    }
+    free(ts->tensors);
+    free(ts->meta);
+    memset(ts, 0, sizeof *ts);
+}
+
+const mlrt_tensor *mlrt_tensorset_find(const mlrt_tensorset *ts, const char *name) {
+    size_t n = strlen(name);
+    for (size_t i = 0; i < ts->count; i++)
+        if (ts->tensors[i].name_len == n && memcmp(ts->tensors[i].name, name, n) == 0) return &ts->tensors[i];
+    return NULL;
+}
+
+const char *mlrt_tensorset_meta(const mlrt_tensorset *ts, const char *key) {
+    size_t n = strlen(key);
+    for (size_t i = 0; i < ts->meta_count; i++)
+        if (ts->meta[i].key_len == n && memcmp(ts->meta[i].key, key, n) == 0) return ts->meta[i].value;
+    return NULL;
+}
+
+mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, mlrt_error *err) {
+    uint64_t count = 1, bytes;
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (!mlrt_mul_u64(count, t->shape[d], &count))
+            return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' shape product overflows",
+                             fmt_name, t->name);
+    if (!mlrt_mul_u64(count, mlrt_dtype_size(t->dtype), &bytes))
+        return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' byte size overflows", fmt_name,
+                         t->name);
+    if (t->end < t->begin)
+        return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
+                         fmt_name, t->name, t->begin, t->end);
+    if (bytes != (uint64_t)(t->end - t->begin))
+        return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH,
+                         "%s: tensor '%s' is %s with %llu elements (%llu bytes) but data_offsets [%zu, %zu) span %zu bytes",
+                         fmt_name, t->name, mlrt_dtype_name(t->dtype), (unsigned long long)count,
+                         (unsigned long long)bytes, t->begin, t->end, t->end - t->begin);
+    return MLRT_OK;
+}
+
+static int by_begin(const void *a, const void *b) {
+    const mlrt_tensor *x = a, *y = b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end; /* empty tensors first at equal begin */
+}
+
+mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, const char *fmt_name,
+                                        mlrt_error *err) {
+    for (size_t i = 0; i < ts->count; i++) {
+        const mlrt_tensor *t = &ts->tensors[i];
+        if (t->end < t->begin || t->end > data_len)
+            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) exceed data size %llu",
+                             fmt_name, t->name, t->begin, t->end, (unsigned long long)data_len);
+    }
+    qsort(ts->tensors, ts->count, sizeof *ts->tensors, by_begin);
+    size_t pos = 0;
+    for (size_t i = 0; i < ts->count; i++) {
+        const mlrt_tensor *t = &ts->tensors[i];
+        if (t->begin > pos)
+            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: hole in data: bytes [%zu, %zu) belong to no tensor (next is '%s')",
+                             fmt_name, pos, t->begin, t->name);
+        if (t->begin < pos)
+            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) overlap the previous tensor ending at %zu",
+                             fmt_name, t->name, t->begin, t->end, pos);
+        pos = t->end;
+    }
+    if (pos != data_len)
+        return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensors end at byte %zu of the data but the data is %llu bytes",
+                         fmt_name, pos, (unsigned long long)data_len);
+    return MLRT_OK;
+}
+
+void mlrt_json_metadata(mlrt_buf *b, const mlrt_tensorset *ts) {
+    mlrt_buf_puts(b, "{");
+    for (size_t i = 0; ts && i < ts->meta_count; i++) {
+        if (i) mlrt_buf_puts(b, ",");
+        mlrt_buf_json_string(b, ts->meta[i].key, ts->meta[i].key_len);
+        mlrt_buf_puts(b, ":");
+        mlrt_buf_json_string(b, ts->meta[i].value, ts->meta[i].value_len);
+    }
+    mlrt_buf_puts(b, "}");
+}

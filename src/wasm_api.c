@@ -1,0 +1,41 @@
+/* wasm_api.c — the exports the JavaScript module calls (wasm/mlrt.mjs).
+ * Pointers are offsets into the wasm memory; sizes are in bytes unless named otherwise.
+ * The last error is kept here for the JS side to read after a failed call. */
+#include "internal.h"
+#include <stdlib.h>
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#define EXPORT EMSCRIPTEN_KEEPALIVE
+#else
+#define EXPORT /* native builds link these like any other function */
+#endif
+
+static mlrt_error last_error;
+
+EXPORT void *mlrt_wasm_alloc(size_t size) { return malloc(size ? size : 1); }
+EXPORT void mlrt_wasm_free(void *p) { free(p); }
+
+EXPORT int mlrt_wasm_error_code(void) { return last_error.code; }
+EXPORT const char *mlrt_wasm_error_message(void) { return last_error.message; }
+EXPORT const char *mlrt_wasm_status_name(int code) { return mlrt_status_name((mlrt_status)code); }
+
+EXPORT mlrt_model *mlrt_wasm_load(const uint8_t *bytes, size_t len) {
+    last_error.code = MLRT_OK;
+    last_error.message[0] = 0;
+    return mlrt_load_from_bytes(bytes, len, &last_error);
+}
+
+EXPORT void mlrt_wasm_dispose(mlrt_model *m) { mlrt_free(m); }
+
+EXPORT const char *mlrt_wasm_info(const mlrt_model *m) { return mlrt_model_info_json(m); }
+
+/* n rows: in is n x inputs floats, out is n x outputs floats. Returns a status. */
+EXPORT int mlrt_wasm_predict(mlrt_model *m, const float *in, size_t n, float *out) {
+    return mlrt_predict_batch(m, in, n, out, &last_error);
+}
+
+/* A malloc'd JSON string (free with mlrt_wasm_free), or 0 with the error set. */
+EXPORT char *mlrt_wasm_inspect(const uint8_t *bytes, size_t len) {
+    return mlrt_inspect(bytes, len, &last_error);
+}

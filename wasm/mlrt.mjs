@@ -1,0 +1,262 @@
+// mlrt.mjs — the one JavaScript module for browsers, Node and edge workers.
+//
+//   import { createRuntime, MlrtError } from './mlrt.mjs';
+//   const rt = await createRuntime();          // picks the SIMD128 or the scalar build
+//   const model = rt.loadFromBytes(bytes);     // Uint8Array | ArrayBuffer; throws MlrtError
+//   const probs = model.predict(new Float32Array(model.info.inputSize));
+//   model.dispose();
+//
+// No Node-only API on the import path: Node's file system is imported lazily, and only
+// when asked to read a file: URL (Node's fetch cannot).
+
+/** Thrown for every refusal; `code` is stable (e.g. 'BAD_OFFSETS', 'INVALID_ARGUMENT'). */
+export class MlrtError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'MlrtError';
+    this.code = code;
+  }
+}
+
+// A tiny module using i8x16.popcnt: valid only where SIMD128 is supported.
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+
+/** True when this engine runs WebAssembly SIMD128. */
+export function simdSupported() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+const defaultWasmUrl = (simd) => new URL(simd ? './mlrt.wasm' : './mlrt-scalar.wasm', import.meta.url);
+
+async function readUrl(url) {
+  if (url.protocol === 'file:') {
+    const fs = await import('node:fs/promises');
+    return fs.readFile(url);
+  }
+  return fetch(url);
+}
+
+// Any accepted source -> WebAssembly.Module.
+async function compile(source) {
+  if (source instanceof WebAssembly.Module) return source;
+  if (typeof source === 'string') source = new URL(source, import.meta.url);
+  if (source instanceof URL) source = await readUrl(source);
+  source = await source; // Promise<Response>
+  if (typeof Response !== 'undefined' && source instanceof Response) {
+    if (!source.ok) throw new MlrtError('WASM_LOAD_FAILED', `fetching mlrt wasm failed: HTTP ${source.status}`);
+    if (source.headers.get('content-type')?.startsWith('application/wasm') && WebAssembly.compileStreaming) {
+      return WebAssembly.compileStreaming(source);
+    }
+    source = await source.arrayBuffer();
+  }
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
+  throw new MlrtError('INVALID_ARGUMENT', 'createRuntime: wasm must be bytes, a URL, a Response or a WebAssembly.Module');
+}
+
+// Imports: the standalone build needs at most Emscripten's memory-growth notice.
+function importsFor(module) {
+  const imports = {};
+  for (const { module: mod, name, kind } of WebAssembly.Module.imports(module)) {
+    if (kind !== 'function') throw new MlrtError('WASM_LOAD_FAILED', `mlrt wasm imports unexpected ${kind} ${mod}.${name}`);
+    imports[mod] ??= {};
+    imports[mod][name] = mod === 'env' && name === 'emscripten_notify_memory_growth'
+      ? () => {}
+      : () => { throw new MlrtError('INTERNAL', `mlrt wasm called unexpected import ${mod}.${name}`); };
+  }
+  return imports;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Creates a runtime: one wasm instance whose memory holds every model loaded through it.
+ * @param {{ wasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module,
+ *           simd?: 'auto' | boolean }} [options]
+ */
+export async function createRuntime(options = {}) {
+  const simd = options.simd === undefined || options.simd === 'auto' ? simdSupported() : Boolean(options.simd);
+  if (simd && !simdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly SIMD128');
+  const module = await compile(options.wasm ?? defaultWasmUrl(simd));
+  const instance = await WebAssembly.instantiate(module, importsFor(module));
+  return new Runtime(instance.exports, simd);
+}
+
+class Runtime {
+  #x;
+  #u8 = new Uint8Array(0);
+  #f32 = new Float32Array(0);
+  #models;
+
+  constructor(exports, simd) {
+    this.#x = exports;
+    exports._initialize?.();
+    this.build = Object.freeze({ simd });
+    // Frees the wasm side of models that were dropped without dispose().
+    this.#models = typeof FinalizationRegistry === 'function'
+      ? new FinalizationRegistry((handles) => this._release(handles)) : null;
+  }
+
+  /** Bytes of wasm memory in use by the heap (grows, never shrinks). */
+  get memoryBytes() { return this.#x.memory.buffer.byteLength; }
+
+  // Views over wasm memory, renewed after the memory grows (growth detaches old views).
+  _u8() {
+    if (this.#u8.buffer !== this.#x.memory.buffer) this.#u8 = new Uint8Array(this.#x.memory.buffer);
+    return this.#u8;
+  }
+  _f32() {
+    if (this.#f32.buffer !== this.#x.memory.buffer) this.#f32 = new Float32Array(this.#x.memory.buffer);
+    return this.#f32;
+  }
+
+  _string(ptr) {
+    const u8 = this._u8();
+    let end = ptr;
+    while (u8[end]) end++;
+    return decoder.decode(u8.subarray(ptr, end));
+  }
+
+  _alloc(bytes) {
+    const ptr = this.#x.mlrt_wasm_alloc(bytes);
+    if (!ptr) throw new MlrtError('OUT_OF_MEMORY', `mlrt: cannot allocate ${bytes} bytes of wasm memory`);
+    return ptr;
+  }
+
+  _free(ptr) { this.#x.mlrt_wasm_free(ptr); }
+
+  _error() {
+    const x = this.#x;
+    const code = this._string(x.mlrt_wasm_status_name(x.mlrt_wasm_error_code()));
+    return new MlrtError(code, this._string(x.mlrt_wasm_error_message()));
+  }
+
+  // Copies the caller's bytes into wasm memory for the duration of fn(ptr, len).
+  _withBytes(bytes, what, fn) {
+    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+    else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    else throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
+    const ptr = this._alloc(bytes.length);
+    try {
+      this._u8().set(bytes, ptr);
+      return fn(ptr, bytes.length);
+    } finally {
+      this.#x.mlrt_wasm_free(ptr);
+    }
+  }
+
+  /** Lists a file's tensors and metadata without building a model. */
+  inspect(bytes) {
+    const x = this.#x;
+    const json = this._withBytes(bytes, 'inspect', (ptr, len) => x.mlrt_wasm_inspect(ptr, len));
+    if (!json) throw this._error();
+    try {
+      return JSON.parse(this._string(json));
+    } finally {
+      x.mlrt_wasm_free(json);
+    }
+  }
+
+  /** Loads a model from a file's bytes; the bytes may be reused afterwards. */
+  loadFromBytes(bytes) {
+    const x = this.#x;
+    const handle = this._withBytes(bytes, 'loadFromBytes', (ptr, len) => x.mlrt_wasm_load(ptr, len));
+    if (!handle) throw this._error();
+    const info = deepFreeze(JSON.parse(this._string(x.mlrt_wasm_info(handle))));
+    const handles = { model: handle, io: 0 };
+    try {
+      handles.io = this._alloc((info.inputSize + info.outputSize) * 4);
+    } catch (e) {
+      this._release(handles);
+      throw e;
+    }
+    const model = new Model(this, handles, info);
+    this.#models?.register(model, handles, handles);
+    return model;
+  }
+
+  _release(handles) {
+    if (handles.io) this.#x.mlrt_wasm_free(handles.io);
+    if (handles.model) this.#x.mlrt_wasm_dispose(handles.model);
+    handles.io = handles.model = 0;
+  }
+
+  _dispose(handles) {
+    this.#models?.unregister(handles);
+    this._release(handles);
+  }
+
+  _predict(handles, inPtr, n, outPtr) {
+    if (this.#x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
+  }
+}
+
+function deepFreeze(o) {
+  for (const v of Object.values(o)) if (v && typeof v === 'object') deepFreeze(v);
+  return Object.freeze(o);
+}
+
+function checkInputs(input, expected, what) {
+  if (!(input instanceof Float32Array || input instanceof Float64Array || Array.isArray(input))) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Float32Array or an array of numbers`);
+  }
+  if (input.length !== expected) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: expected ${expected} input values, got ${input.length}`);
+  }
+}
+
+class Model {
+  #rt;
+  #h;
+
+  constructor(rt, handles, info) {
+    this.#rt = rt;
+    this.#h = handles;
+    /** { format, kind, inputSize, outputSize, dtype, params, layers, metadata } */
+    this.info = info;
+  }
+
+  #live(what) {
+    if (!this.#h.model) throw new MlrtError('DISPOSED', `${what}: the model has been disposed`);
+  }
+
+  /** One input of info.inputSize numbers -> Float32Array(info.outputSize). */
+  predict(input) {
+    this.#live('predict');
+    const { inputSize, outputSize } = this.info;
+    checkInputs(input, inputSize, 'predict');
+    const rt = this.#rt, inPtr = this.#h.io, outPtr = inPtr + inputSize * 4;
+    rt._f32().set(input, inPtr >> 2);
+    rt._predict(this.#h, inPtr, 1, outPtr);
+    return rt._f32().slice(outPtr >> 2, (outPtr >> 2) + outputSize);
+  }
+
+  /** n inputs, row after row -> Float32Array(n * info.outputSize). */
+  predictBatch(inputs, n) {
+    this.#live('predictBatch');
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new MlrtError('INVALID_ARGUMENT', `predictBatch: n must be a positive integer, got ${n}`);
+    }
+    const { inputSize, outputSize } = this.info;
+    checkInputs(inputs, n * inputSize, 'predictBatch');
+    const rt = this.#rt;
+    const inPtr = rt._alloc(n * (inputSize + outputSize) * 4), outPtr = inPtr + n * inputSize * 4;
+    try {
+      rt._f32().set(inputs, inPtr >> 2);
+      rt._predict(this.#h, inPtr, n, outPtr);
+      return rt._f32().slice(outPtr >> 2, (outPtr >> 2) + n * outputSize);
+    } finally {
+      rt._free(inPtr);
+    }
+  }
+
+  /** Returns the model's memory to the wasm heap. Safe to call twice. */
+  dispose() {
+    if (this.#h.model) this.#rt._dispose(this.#h);
+  }
+
+  get disposed() { return !this.#h.model; }
+}
