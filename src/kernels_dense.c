@@ -21,25 +21,34 @@ static inline v4 ld(const float *p) { return *(const v4u *)p; }
 static inline void st(float *p, v4 v) { *(v4u *)p = v; }
 static inline v4 splat(float x) { return (v4){x, x, x, x}; }
 
-/* One row, one panel: 8 outputs. Four independent accumulator pairs hide add latency. */
-static void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
+/* One row, four panels (32 outputs). Each output is summed in input order, exactly as in
+ * panel_4rows, so a row's result does not depend on the batch around it; the four panels
+ * give eight independent accumulators to hide the add latency. */
+static void panels4_1row(const float *w, const float *x, size_t in, float *acc32) {
+    const float *w0 = w, *w1 = w + in * 8, *w2 = w + in * 16, *w3 = w + in * 24;
     v4 a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0}, c0 = {0}, c1 = {0}, d0 = {0}, d1 = {0};
-    size_t i = 0;
-    /* hot loop: streams the panel, 4 inputs per iteration */
-    for (; i + 4 <= in; i += 4, w += 32) {
-        v4 x0 = splat(x[i]), x1 = splat(x[i + 1]), x2 = splat(x[i + 2]), x3 = splat(x[i + 3]);
-        a0 += ld(w + 0) * x0;  a1 += ld(w + 4) * x0;
-        b0 += ld(w + 8) * x1;  b1 += ld(w + 12) * x1;
-        c0 += ld(w + 16) * x2; c1 += ld(w + 20) * x2;
-        d0 += ld(w + 24) * x3; d1 += ld(w + 28) * x3;
+    /* hot loop (batch of one): streams four panels side by side */
+    for (size_t i = 0; i < in; i++) {
+        v4 s = splat(x[i]);
+        a0 += ld(w0 + 8 * i) * s; a1 += ld(w0 + 8 * i + 4) * s;
+        b0 += ld(w1 + 8 * i) * s; b1 += ld(w1 + 8 * i + 4) * s;
+        c0 += ld(w2 + 8 * i) * s; c1 += ld(w2 + 8 * i + 4) * s;
+        d0 += ld(w3 + 8 * i) * s; d1 += ld(w3 + 8 * i + 4) * s;
     }
-    for (; i < in; i++, w += 8) {
-        v4 xi = splat(x[i]);
-        a0 += ld(w) * xi;
-        a1 += ld(w + 4) * xi;
+    st(acc32, a0); st(acc32 + 4, a1); st(acc32 + 8, b0); st(acc32 + 12, b1);
+    st(acc32 + 16, c0); st(acc32 + 20, c1); st(acc32 + 24, d0); st(acc32 + 28, d1);
+}
+
+/* One row, one panel, same order: for the panels left over after groups of four. */
+static void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
+    v4 a0 = {0}, a1 = {0};
+    for (size_t i = 0; i < in; i++, w += 8) {
+        v4 s = splat(x[i]);
+        a0 += ld(w) * s;
+        a1 += ld(w + 4) * s;
     }
-    st(acc8, (a0 + b0) + (c0 + d0));
-    st(acc8 + 4, (a1 + b1) + (c1 + d1));
+    st(acc8, a0);
+    st(acc8 + 4, a1);
 }
 
 /* Four rows, one panel: the weights loaded once serve four rows (register-blocked 4x8). */
@@ -92,19 +101,34 @@ static inline void store_panel(const float *acc8, const float *bias8, float *y, 
 
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows) {
-    const size_t in = l->in, panel_floats = (size_t)l->in * MLRT_PANEL;
+    const size_t in = l->in, panel_floats = in * MLRT_PANEL, panels = l->out_padded / MLRT_PANEL;
+    const size_t row_blocks = rows / 4 * 4;
     float acc[4 * MLRT_PANEL];
-    for (size_t p = 0; p * MLRT_PANEL < l->out; p++) {
+    /* blocks of four rows: each panel, once loaded into cache, serves every block */
+    for (size_t p = 0; p < panels && row_blocks; p++) {
         const float *w = l->w + p * panel_floats, *bias = l->b + p * MLRT_PANEL;
         size_t o = p * MLRT_PANEL, n = l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL;
-        size_t r = 0;
-        for (; r + 4 <= rows; r += 4) {
+        for (size_t r = 0; r < row_blocks; r += 4) {
             panel_4rows(w, x + r * x_stride, x_stride, in, acc, MLRT_PANEL);
             for (size_t k = 0; k < 4; k++) store_panel(acc + k * MLRT_PANEL, bias, y + (r + k) * y_stride + o, n);
         }
-        for (; r < rows; r++) {
-            panel_1row(w, x + r * x_stride, in, acc);
-            store_panel(acc, bias, y + r * y_stride + o, n);
+    }
+    /* the last rows one at a time */
+    for (size_t r = row_blocks; r < rows; r++) {
+        const float *xr = x + r * x_stride;
+        float *yr = y + r * y_stride;
+        size_t p = 0;
+        for (; p + 4 <= panels; p += 4) {
+            panels4_1row(l->w + p * panel_floats, xr, in, acc);
+            for (size_t k = 0; k < 4; k++) {
+                size_t o = (p + k) * MLRT_PANEL;
+                store_panel(acc + k * MLRT_PANEL, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
+            }
+        }
+        for (; p < panels; p++) {
+            size_t o = p * MLRT_PANEL;
+            panel_1row(l->w + p * panel_floats, xr, in, acc);
+            store_panel(acc, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
         }
     }
     for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride, l->out);

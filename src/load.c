@@ -3,7 +3,8 @@
  * Detection, in order:
  *   1. the exact .bin size for the dimensions in its first 12 bytes  -> bin
  *   2. byte 8 is '{'                                                -> SafeTensors
- *   3. byte 8 is 0 or 1 (BinTensors' metadata option tag)           -> BinTensors
+ *   3. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
+ *      header length in bytes 0..8 fits the file                     -> BinTensors
  *   4. anything else is read as .bin, whose errors then say what is wrong with it. */
 #include "internal.h"
 #include <stdlib.h>
@@ -22,7 +23,7 @@ typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS } file_kind;
 static file_kind detect(const uint8_t *b, size_t n) {
     if (looks_like_bin(b, n)) return KIND_BIN;
     if (n >= 9 && b[8] == '{') return KIND_SAFETENSORS;
-    if (n >= 9 && b[8] <= 1) return KIND_BINTENSORS;
+    if (n >= 9 && b[8] <= 1 && mlrt_rd_u64(b) <= n - 8) return KIND_BINTENSORS;
     return KIND_BIN;
 }
 
