@@ -12,9 +12,9 @@ const data = new URL('build/mnist', root).pathname;
 
 function run(seed) {
   const out = mkdtempSync(path.join(tmpdir(), 'mlrt-train-'));
-  const r = spawnSync(train, ['--data', data, '--out', out, '--hidden', '32', '--epochs', '1', '--seed', String(seed), '--quiet']);
-  // exit 3 = trained fine but below the 95% bar, as expected of this one-epoch toy run
-  assert.ok(r.status === 0 || r.status === 3, `train exited ${r.status}: ${r.stderr}`);
+  const r = spawnSync(train, ['--data', data, '--out', out, '--hidden', '32', '--epochs', '1', '--seed', String(seed),
+    '--min-accuracy', '0', '--quiet']); // a one-epoch toy run: its accuracy is not the point
+  assert.equal(r.status, 0, `train exited ${r.status}: ${r.stderr}`);
   const files = readdirSync(out).filter((f) => f !== 'train-report.json').sort();
   return Object.fromEntries(files.map((f) => [f, readFileSync(path.join(out, f))]));
 }
