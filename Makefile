@@ -26,12 +26,13 @@ SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=a
 WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-wasi.wasm
 MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
          build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
+WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json
 
-.PHONY: all build deps test test-c test-js fuzz fuzz-run bench demo clean
+.PHONY: all build deps test test-c test-js test-web fuzz fuzz-run bench demo serve-demo clean
 .DELETE_ON_ERROR:
 
-all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS)
+all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(WEB_MODELS)
 
 deps:
 	@sh tools/setup.sh
@@ -86,7 +87,18 @@ fuzz: $(FUZZERS)
 fuzz-run: $(FUZZERS) $(MODELS)
 	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-# ---- tests, bench, demo ----
+# ---- the web demo: models the trainer made, served by web/server.mjs ----
+web/models/%: build/models/%
+	cp $< $@
+
+demo: deps
+	$(MAKE) wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(WEB_MODELS)
+	$(MAKE) serve-demo
+
+serve-demo:
+	$(NODE) web/server.mjs
+
+# ---- tests, bench ----
 test: deps
 	$(MAKE) all
 	$(MAKE) test-c test-js
@@ -96,6 +108,9 @@ test-c: build/test_c
 
 test-js: $(WASM) $(MODELS)
 	$(NODE) --test tests/
+
+test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS)
+	$(NODE) --test tests/web/
 
 bench: $(WASM) build/bench/limits.wasm
 	$(NODE) bench/run.mjs
