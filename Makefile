@@ -63,7 +63,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 
@@ -78,7 +78,7 @@ $(MODELS) &: build/train build/mnist/test-labels.u8
 	build/train --data build/mnist --out build/models --quiet
 
 # ---- fuzzing (clang + libFuzzer) ----
-build/fuzz/%: tests/fuzz/%.c $(CORE) $(HDRS)
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(CORE) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(CORE) -lm -o $@
 

@@ -92,6 +92,13 @@ static mlrt_status tensor_info(cursor *c, mlrt_tensor *t) {
     return MLRT_OK;
 }
 
+static int by_key(const void *a, const void *b) {
+    const mlrt_kv *x = *(const mlrt_kv *const *)a, *y = *(const mlrt_kv *const *)b;
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, n);
+    return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
 static mlrt_status read_user_metadata(cursor *c, mlrt_tensorset *ts) {
     if (c->pos >= c->n) return truncated(c, "the metadata option");
     uint8_t some = c->p[c->pos++];
@@ -107,11 +114,18 @@ static mlrt_status read_user_metadata(cursor *c, mlrt_tensorset *ts) {
         mlrt_kv *kv = &ts->meta[ts->meta_count++];
         if ((st = string(c, "a metadata key", &kv->key, &kv->key_len))) return st;
         if ((st = string(c, "a metadata value", &kv->value, &kv->value_len))) return st;
-        for (size_t j = 0; j + 1 < ts->meta_count; j++)
-            if (ts->meta[j].key_len == kv->key_len && memcmp(ts->meta[j].key, kv->key, kv->key_len) == 0)
-                return mlrt_fail(c->err, MLRT_ERR_DUPLICATE_KEY, FMT ": duplicate metadata key '%s'", kv->key);
     }
-    return MLRT_OK;
+    if (n < 2) return MLRT_OK;
+    /* duplicates by sorting: the map may hold millions of keys */
+    const mlrt_kv **v = malloc(n * sizeof *v);
+    if (!v) return mlrt_fail(c->err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
+    for (size_t i = 0; i < n; i++) v[i] = &ts->meta[i];
+    qsort(v, n, sizeof *v, by_key);
+    for (size_t i = 1; i < n && !st; i++)
+        if (by_key(&v[i - 1], &v[i]) == 0)
+            st = mlrt_fail(c->err, MLRT_ERR_DUPLICATE_KEY, FMT ": duplicate metadata key '%s'", v[i]->key);
+    free(v);
+    return st;
 }
 
 static int by_name(const void *a, const void *b) {
@@ -185,8 +199,10 @@ static mlrt_status read_pair_layout(cursor *c, mlrt_tensorset *ts) {
     return MLRT_OK;
 }
 
+/* *parsed: the layout's structure read through to the end of the metadata (whatever the
+ * checks after that found). */
 static mlrt_status read_layout(const uint8_t *meta, size_t mlen, bool crate, mlrt_tensorset *ts,
-                               mlrt_error *err) {
+                               mlrt_error *err, bool *parsed) {
     memset(ts, 0, sizeof *ts);
     ts->format = MLRT_FORMAT_BINTENSORS;
     cursor c = {meta, mlen, 0, err};
@@ -199,6 +215,7 @@ static mlrt_status read_layout(const uint8_t *meta, size_t mlen, bool crate, mlr
                 st = mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": %zu unexpected bytes after the metadata at byte %zu",
                                pad, c.pos);
     }
+    *parsed = !st;
     if (!st) st = check_unique_names(&c, ts);
     for (size_t i = 0; i < ts->count && !st; i++) {
         mlrt_tensor *t = &ts->tensors[i];
@@ -219,14 +236,18 @@ mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts,
     if (mlen > n - 8)
         return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": metadata length %llu exceeds the %zu bytes after it",
                          (unsigned long long)mlen, n - 8);
-    mlrt_error first;
-    mlrt_status st = read_layout(b + 8, (size_t)mlen, true, ts, &first);
+    mlrt_error first, second;
+    bool crate_parsed, early_parsed;
+    mlrt_status st = read_layout(b + 8, (size_t)mlen, true, ts, &first, &crate_parsed);
     if (st) {
         mlrt_tensorset_free(ts);
-        if (read_layout(b + 8, (size_t)mlen, false, ts, NULL)) {
+        mlrt_status st2 = read_layout(b + 8, (size_t)mlen, false, ts, &second, &early_parsed);
+        if (st2) {
             mlrt_tensorset_free(ts);
-            if (err) *err = first;
-            return st;
+            /* the error of the layout the metadata is written in: the early one when only it parsed */
+            bool early = early_parsed && !crate_parsed;
+            if (err) *err = early ? second : first;
+            return early ? st2 : st;
         }
     }
     ts->format = MLRT_FORMAT_BINTENSORS;

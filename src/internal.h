@@ -108,12 +108,14 @@ struct mlrt_model {
     mlrt_dense *layers;             /* [n_layers] */
     uint32_t in_size, out_size;
     uint32_t max_width;             /* widest activation, padded */
-    float *scratch;                 /* [2][MLRT_TILE_ROWS][max_width] ping-pong activations */
+    uint32_t tile_rows;             /* batch rows per tile: MLRT_TILE_ROWS, fewer for very wide layers */
+    float *scratch;                 /* [2][tile_rows][max_width] ping-pong activations */
     char *info_json;                /* mlrt_model_info_json */
 };
 
 /* Weights of one dense layer as the loader found them, before packing. */
 typedef struct mlrt_dense_src {
+    const char *name, *b_name;      /* for messages: the weight and bias tensors' names ("w1", "b1") */
     uint32_t in, out;
     const uint8_t *w;               /* in the file */
     mlrt_dtype w_dtype;
@@ -138,7 +140,8 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 
 /* ---- kernels (kernels_dense.c) ---- */
 #define MLRT_PANEL 8       /* outputs per packed weight panel */
-#define MLRT_TILE_ROWS 64  /* batch rows processed per scratch tile */
+#define MLRT_TILE_ROWS 64  /* batch rows processed per scratch tile, at most */
+#define MLRT_SCRATCH_BYTES (4u << 20) /* tiles shrink so that scratch stays under this (>= 1 row) */
 /* y[r][o] = act(b[o] + sum_i x[r][i] w[o][i]) for r < rows; x: [rows][x_stride], y: [rows][y_stride] */
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);

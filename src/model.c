@@ -46,7 +46,7 @@ void mlrt_free(mlrt_model *m) {
 }
 
 /* Converts and packs one layer; refuses non-finite weights. */
-static mlrt_status pack_layer(const mlrt_dense_src *s, uint32_t index, mlrt_dense *d, mlrt_error *err) {
+static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
     d->in = s->in;
     d->out = s->out;
     d->act = s->act;
@@ -54,7 +54,7 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, uint32_t index, mlrt_dens
     d->out_padded = (s->out + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
     d->w = calloc((size_t)d->out_padded * s->in, sizeof(float));
     d->b = calloc(d->out_padded, sizeof(float));
-    if (!d->w || !d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for layer %u weights", index);
+    if (!d->w || !d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
     size_t ws = mlrt_dtype_size(s->w_dtype);
     for (size_t o = 0; o < s->out; o++) {
         float *panel = d->w + (o / MLRT_PANEL) * (size_t)s->in * MLRT_PANEL + o % MLRT_PANEL;
@@ -62,14 +62,14 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, uint32_t index, mlrt_dens
             size_t at = s->w_in_major ? i * s->out + o : o * s->in + i;
             float v = mlrt_load_scalar(s->w + at * ws, s->w_dtype);
             if (!isfinite(v))
-                return mlrt_fail(err, MLRT_ERR_NON_FINITE, "layer %u weight [out %zu][in %zu] is not finite", index, o, i);
+                return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: weight '%s' [out %zu][in %zu] is not finite", fmt, s->name, o, i);
             panel[i * MLRT_PANEL] = v;
         }
     }
     for (size_t o = 0; s->b && o < s->out; o++) {
         d->b[o] = mlrt_load_scalar(s->b + o * mlrt_dtype_size(s->b_dtype), s->b_dtype);
         if (!isfinite(d->b[o]))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "layer %u bias [%zu] is not finite", index, o);
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: bias '%s' [%zu] is not finite", fmt, s->b_name, o);
     }
     return MLRT_OK;
 }
@@ -105,10 +105,13 @@ mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtyp
     m->out_size = src[n_layers - 1].out;
     for (uint32_t i = 0; i < n_layers; i++) {
         m->n_layers = i + 1;
-        if (pack_layer(&src[i], i, &m->layers[i], err)) { mlrt_free(m); return NULL; }
+        if (pack_layer(&src[i], mlrt_format_name(format), &m->layers[i], err)) { mlrt_free(m); return NULL; }
         if (m->layers[i].out_padded > m->max_width) m->max_width = m->layers[i].out_padded;
     }
-    m->scratch = malloc(2 * (size_t)MLRT_TILE_ROWS * m->max_width * sizeof(float));
+    size_t row_bytes = 2 * (size_t)m->max_width * sizeof(float);
+    m->tile_rows = MLRT_SCRATCH_BYTES / row_bytes < MLRT_TILE_ROWS ? (uint32_t)(MLRT_SCRATCH_BYTES / row_bytes) : MLRT_TILE_ROWS;
+    if (m->tile_rows == 0) m->tile_rows = 1;
+    m->scratch = malloc(m->tile_rows * row_bytes);
     m->info_json = describe(m, ts);
     if (!m->scratch || !m->info_json) {
         mlrt_free(m);
@@ -127,9 +130,9 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
         if (!isfinite(in[k]))
             return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: input %zu of row %zu is not finite",
                              k % m->in_size, k / m->in_size);
-    float *buf[2] = {m->scratch, m->scratch + (size_t)MLRT_TILE_ROWS * m->max_width};
-    for (size_t r = 0; r < n; r += MLRT_TILE_ROWS) {
-        size_t rows = n - r < MLRT_TILE_ROWS ? n - r : MLRT_TILE_ROWS;
+    float *buf[2] = {m->scratch, m->scratch + (size_t)m->tile_rows * m->max_width};
+    for (size_t r = 0; r < n; r += m->tile_rows) {
+        size_t rows = n - r < m->tile_rows ? n - r : m->tile_rows;
         const float *x = in + r * m->in_size;
         size_t xs = m->in_size;
         for (uint32_t i = 0; i < m->n_layers; i++) {
@@ -141,6 +144,11 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
             xs = ys;
         }
     }
+    /* finite weights and inputs can still overflow float: never hand back inf or NaN as a result */
+    for (size_t k = 0; k < n * m->out_size; k++)
+        if (!isfinite(out[k]))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value",
+                             k % m->out_size, k / m->out_size);
     return MLRT_OK;
 }
 

@@ -38,22 +38,32 @@ static bool activation_from_name(const char *s, size_t n, mlrt_activation *out) 
     return false;
 }
 
+/* A metadata value and its length: an escaped NUL ("relu\u0000x") is part of the value. */
+static const char *meta_value(const mlrt_tensorset *ts, const char *key, size_t *len) {
+    const char *v = mlrt_tensorset_meta(ts, key);
+    for (size_t i = 0; v && i < ts->meta_count; i++)
+        if (ts->meta[i].value == v) *len = ts->meta[i].value_len;
+    return v;
+}
+
 static mlrt_status read_activations(ctx *c, mlrt_dense_src *src, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) src[i].act = i + 1 < n ? MLRT_ACT_RELU : MLRT_ACT_SOFTMAX;
     if (src[n - 1].out == 1) src[n - 1].act = MLRT_ACT_IDENTITY;
-    const char *spec = mlrt_tensorset_meta(c->ts, "activations");
+    size_t len = 0;
+    const char *spec = meta_value(c->ts, "activations", &len);
     if (!spec) return MLRT_OK;
+    const char *stop = spec + len;
     uint32_t i = 0;
     for (const char *p = spec;; i++) {
-        const char *end = strchr(p, ',');
-        if (!end) end = p + strlen(p);
+        const char *end = memchr(p, ',', (size_t)(stop - p));
+        if (!end) end = stop;
         const char *a = p, *z = end;
         while (a < z && *a == ' ') a++;
         while (z > a && z[-1] == ' ') z--;
         if (i < n && !activation_from_name(a, (size_t)(z - a), &src[i].act))
             return mlrt_fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: metadata 'activations' names unknown activation '%.*s'",
                              c->fmt, (int)(z - a), a);
-        if (!*end) break;
+        if (end == stop) break;
         p = end + 1;
     }
     if (i + 1 != n)
@@ -106,7 +116,7 @@ static mlrt_model *build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
                       (unsigned long long)MLRT_MAX_PARAMS);
             return NULL;
         }
-        src[i] = (mlrt_dense_src){(uint32_t)in, (uint32_t)out, c->data + w->begin, w->dtype, false,
+        src[i] = (mlrt_dense_src){w->name, b ? b->name : "", (uint32_t)in, (uint32_t)out, c->data + w->begin, w->dtype, false,
                                   b ? c->data + b->begin : NULL, b ? b->dtype : MLRT_F32, MLRT_ACT_IDENTITY};
     }
     if (read_activations(c, src, n)) return NULL;
@@ -254,9 +264,11 @@ static mlrt_model *regression(ctx *c, const mlrt_tensor *coef) {
                   (unsigned long long)icpt->count);
         return NULL;
     }
-    const char *type = mlrt_tensorset_meta(c->ts, "model_type");
-    bool logistic = type && (strcmp(type, "logistic_regression") == 0 || strcmp(type, "LogisticRegression") == 0);
-    mlrt_dense_src src = {(uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
+    size_t tlen = 0;
+    const char *type = meta_value(c->ts, "model_type", &tlen);
+    bool logistic = type && strlen(type) == tlen &&
+                    (strcmp(type, "logistic_regression") == 0 || strcmp(type, "LogisticRegression") == 0);
+    mlrt_dense_src src = {coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
                           c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY};
     return mlrt_model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
                             coef->dtype, &src, 1, c->ts, c->err);

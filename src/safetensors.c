@@ -36,6 +36,11 @@ static mlrt_status read_metadata(const mlrt_json *m, mlrt_tensorset *ts, mlrt_er
     return MLRT_OK;
 }
 
+/* Whole-key match: a key may hold an escaped NUL ("dtype\u0000"), which is another key. */
+static bool key_is(const mlrt_json *f, const char *k) {
+    return f->key_len == strlen(k) && memcmp(f->key, k, f->key_len) == 0;
+}
+
 static mlrt_status read_tensor(const mlrt_json *e, mlrt_tensor *t, mlrt_error *err) {
     const char *name = e->key;
     if (e->type != MLRT_JSON_OBJECT)
@@ -43,9 +48,9 @@ static mlrt_status read_tensor(const mlrt_json *e, mlrt_tensor *t, mlrt_error *e
                          mlrt_json_type_name(e->type));
     const mlrt_json *dtype = NULL, *shape = NULL, *offs = NULL;
     for (const mlrt_json *f = e->child; f; f = f->next) {
-        if (strcmp(f->key, "dtype") == 0) dtype = f;
-        else if (strcmp(f->key, "shape") == 0) shape = f;
-        else if (strcmp(f->key, "data_offsets") == 0) offs = f;
+        if (key_is(f, "dtype")) dtype = f;
+        else if (key_is(f, "shape")) shape = f;
+        else if (key_is(f, "data_offsets")) offs = f;
         /* other fields are ignored, as the reference implementation does */
     }
     if (!dtype || !shape || !offs)

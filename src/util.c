@@ -120,7 +120,10 @@ int mlrt_vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
             const char *s = va_arg(ap, const char *);
             if (!s) s = "(null)";
             size_t n = prec >= 0 ? (size_t)prec : strlen(s);
-            if (n > 96) n = 96; /* names in messages stay readable */
+            if (n > 96) { /* names in messages stay readable; cut between UTF-8 characters */
+                n = 96;
+                while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+            }
             for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char)s[i];
                 if (c < 0x20 || c == 0x7f) { out_s(&o, "\\x", 2); out_c(&o, "0123456789abcdef"[c >> 4]); out_c(&o, "0123456789abcdef"[c & 15]); }

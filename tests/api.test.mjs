@@ -61,6 +61,9 @@ test('bad arguments throw MlrtError with stable codes', () => {
   expectCode(assert, () => m.predictBatch(new Float32Array(6), 3), 'INVALID_ARGUMENT', 'expected 9');
   expectCode(assert, () => rt.loadFromBytes('not bytes'), 'INVALID_ARGUMENT');
   expectCode(assert, () => rt.inspect(null), 'INVALID_ARGUMENT');
+  const huge = rt.loadFromBytes(safetensorsF32({ 'fc.weight': [[1, 2], [3e38, 3e38]] }, { activations: 'identity' }));
+  expectCode(assert, () => huge.predict([10, 10]), 'NON_FINITE', 'overflowed');
+  assert.ok(Math.abs(huge.predict([1e-38, 1e-38])[0] - 6) < 1e-5, 'the same model is fine on small inputs');
   m.dispose();
   m.dispose(); // twice is fine
   assert.equal(m.disposed, true);

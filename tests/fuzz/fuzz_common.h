@@ -1,0 +1,212 @@
+/* fuzz_common.h — oracles shared by the libFuzzer targets in tests/fuzz/.
+ *
+ * Beyond "no sanitizer report", every target checks what a caller relies on:
+ *  - a refusal carries a valid status and a one-line, NUL-terminated, UTF-8 message;
+ *  - a loaded model is self-consistent (layer chain, sizes), its info JSON parses with mlrt's
+ *    own strict JSON reader, a batch equals the same rows predicted one by one bit for bit,
+ *    the outputs are those of a plain double-precision forward pass over the packed weights,
+ *    and they are finite whenever the weights cannot overflow float (a bound computed here);
+ *  - a validated tensor set tiles the data section exactly, as the readers promise.
+ * Any violation aborts, which libFuzzer reports as a crash with a reproducer. */
+#ifndef MLRT_FUZZ_COMMON_H
+#define MLRT_FUZZ_COMMON_H
+
+#include "internal.h"
+#include "json.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Inputs beyond this are skipped. run.sh passes -max_len=65536; this guard keeps a run with a
+ * larger -max_len from spending its time (and memory: a model takes up to ~256x the bytes of
+ * its widest layer in scratch space) on inputs that exercise nothing new. */
+#define FUZZ_MAX_INPUT (1u << 20)
+
+#define FUZZ_ASSERT(cond, ...)                                                                       \
+    do {                                                                                             \
+        if (!(cond)) {                                                                               \
+            fprintf(stderr, "\nfuzz oracle failed at %s:%d: %s\n  ", __FILE__, __LINE__, #cond);    \
+            fprintf(stderr, __VA_ARGS__);                                                            \
+            fputc('\n', stderr);                                                                     \
+            abort();                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+/* A refusal: a real error code and a message fit for a log line and for JavaScript. */
+static void fuzz_check_error(mlrt_status st, const mlrt_error *e) {
+    FUZZ_ASSERT(st > MLRT_OK && st < MLRT_STATUS_COUNT_, "status %d", (int)st);
+    FUZZ_ASSERT(e->code == st, "err.code %d but returned %d", (int)e->code, (int)st);
+    size_t len = strnlen(e->message, MLRT_ERROR_MESSAGE_MAX);
+    FUZZ_ASSERT(len > 0 && len < MLRT_ERROR_MESSAGE_MAX, "message length %zu", len);
+    FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)e->message, len), "message not UTF-8: %s", e->message);
+    for (size_t i = 0; i < len; i++)
+        FUZZ_ASSERT((unsigned char)e->message[i] >= 0x20 && e->message[i] != 0x7f, "control byte in message: %s",
+                    e->message);
+}
+
+/* JSON produced by mlrt (info, inspect) must be valid JSON: an object, UTF-8, no duplicate keys. */
+static void fuzz_check_json_output(const char *s) {
+    FUZZ_ASSERT(s != NULL, "no JSON");
+    mlrt_json_doc doc;
+    mlrt_error e;
+    mlrt_status st = mlrt_json_parse((const uint8_t *)s, strlen(s), "output", &doc, &e);
+    FUZZ_ASSERT(st == MLRT_OK, "mlrt's own JSON output does not parse (%s): %.400s", e.message, s);
+    FUZZ_ASSERT(doc.root->type == MLRT_JSON_OBJECT, "JSON output is not an object");
+    mlrt_json_free(&doc);
+}
+
+/* The invariants mlrt_read_safetensors / mlrt_read_bintensors promise on success. */
+static void fuzz_check_tensorset(const mlrt_tensorset *ts, size_t file_size) {
+    FUZZ_ASSERT(ts->data_begin >= 8 && ts->data_begin <= file_size, "data_begin %zu of %zu", ts->data_begin,
+                file_size);
+    size_t data_len = file_size - ts->data_begin, pos = 0;
+    FUZZ_ASSERT(ts->count <= MLRT_MAX_TENSORS, "%zu tensors", ts->count);
+    for (size_t i = 0; i < ts->count; i++) {
+        const mlrt_tensor *t = &ts->tensors[i];
+        FUZZ_ASSERT(t->name && t->name_len > 0 && strlen(t->name) == t->name_len, "tensor %zu name", i);
+        FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)t->name, t->name_len), "tensor %zu name not UTF-8", i);
+        FUZZ_ASSERT((unsigned)t->dtype < MLRT_DTYPE_COUNT_, "dtype %d", (int)t->dtype);
+        FUZZ_ASSERT(t->rank <= MLRT_MAX_RANK, "rank %u", t->rank);
+        uint64_t count = 1;
+        for (uint32_t d = 0; d < t->rank; d++) FUZZ_ASSERT(mlrt_mul_u64(count, t->shape[d], &count), "overflow");
+        FUZZ_ASSERT(count == t->count, "count %llu vs shape product %llu", (unsigned long long)t->count,
+                    (unsigned long long)count);
+        FUZZ_ASSERT(t->begin == pos, "tensor '%s' begins at %zu, previous ended at %zu", t->name, t->begin, pos);
+        FUZZ_ASSERT(t->end >= t->begin && t->end <= data_len, "tensor '%s' [%zu, %zu) of %zu", t->name, t->begin,
+                    t->end, data_len);
+        FUZZ_ASSERT((uint64_t)(t->end - t->begin) == count * mlrt_dtype_size(t->dtype), "tensor '%s' span", t->name);
+        pos = t->end;
+    }
+    FUZZ_ASSERT(pos == data_len, "tensors end at %zu of %zu", pos, data_len);
+    for (size_t i = 0; i < ts->meta_count; i++) {
+        const mlrt_kv *kv = &ts->meta[i];
+        FUZZ_ASSERT(kv->key && kv->value, "metadata %zu", i);
+        FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)kv->key, kv->key_len) &&
+                        mlrt_utf8_valid((const uint8_t *)kv->value, kv->value_len),
+                    "metadata %zu not UTF-8", i);
+    }
+}
+
+/* The statuses mlrt_model_from_tensors may give for a valid tensor set. */
+static int fuzz_is_model_error(mlrt_status st) {
+    return st == MLRT_ERR_NOT_A_MODEL || st == MLRT_ERR_BAD_DIMENSIONS || st == MLRT_ERR_UNSUPPORTED ||
+           st == MLRT_ERR_BAD_HEADER || st == MLRT_ERR_NON_FINITE || st == MLRT_ERR_OUT_OF_MEMORY;
+}
+
+static double fuzz_act(mlrt_activation a, double v) {
+    switch (a) {
+    case MLRT_ACT_RELU: return v > 0 ? v : 0;
+    case MLRT_ACT_LEAKY_RELU: return v > 0 ? v : 0.01 * v;
+    case MLRT_ACT_SIGMOID: return 1 / (1 + exp(-v));
+    case MLRT_ACT_TANH: return tanh(v);
+    case MLRT_ACT_SILU: return v / (1 + exp(-v));
+    case MLRT_ACT_GELU: return 0.5 * v * (1 + erf(v / sqrt(2.0)));
+    default: return v;
+    }
+}
+
+/* Runs a model on rows of zeros, ones and minus ones, and checks it as described at the top. */
+static void fuzz_exercise_model(mlrt_model *m) {
+    size_t in = mlrt_input_size(m), out = mlrt_output_size(m), nl = mlrt_layer_count(m);
+    FUZZ_ASSERT(in >= 1 && out >= 1 && nl >= 1 && nl <= MLRT_MAX_LAYERS, "in %zu out %zu layers %zu", in, out, nl);
+    FUZZ_ASSERT(mlrt_layer(m, 0).inputs == in && mlrt_layer(m, nl - 1).outputs == out, "layer chain ends");
+    uint64_t params = 0;
+    for (size_t i = 0; i < nl; i++) {
+        mlrt_layer_info li = mlrt_layer(m, i);
+        FUZZ_ASSERT(li.inputs >= 1 && li.outputs >= 1 && (unsigned)li.activation < MLRT_ACT_COUNT_, "layer %zu", i);
+        if (i + 1 < nl) FUZZ_ASSERT(li.outputs == mlrt_layer(m, i + 1).inputs, "layers %zu/%zu do not chain", i, i + 1);
+        params += (uint64_t)li.inputs * li.outputs;
+    }
+    FUZZ_ASSERT(params <= mlrt_param_count(m) && mlrt_param_count(m) <= MLRT_MAX_PARAMS, "param count");
+    fuzz_check_json_output(mlrt_model_info_json(m));
+
+    enum { ROWS = 3 };
+    static const float row_value[ROWS] = {0.0f, 1.0f, -1.0f};
+    float *x = malloc(ROWS * in * sizeof(float)), *y = malloc(ROWS * out * sizeof(float));
+    float *y1 = malloc(out * sizeof(float));
+    FUZZ_ASSERT(x && y && y1, "out of memory");
+    for (size_t r = 0; r < ROWS; r++)
+        for (size_t i = 0; i < in; i++) x[r * in + i] = row_value[r];
+    mlrt_error e;
+    mlrt_status st = mlrt_predict_batch(m, x, ROWS, y, &e);
+    FUZZ_ASSERT(st == MLRT_OK, "predict_batch: %s", e.message);
+    for (size_t r = 0; r < ROWS; r++) {
+        st = mlrt_predict(m, x + r * in, y1, &e);
+        FUZZ_ASSERT(st == MLRT_OK, "predict: %s", e.message);
+        FUZZ_ASSERT(memcmp(y1, y + r * out, out * sizeof(float)) == 0, "row %zu: batch differs from single", r);
+    }
+
+    /* A double-precision forward pass over the packed weights, with a bound on every value. */
+    size_t width = in;
+    for (size_t i = 0; i < nl; i++) width = m->layers[i].out > width ? m->layers[i].out : width;
+    double *a = malloc(width * sizeof(double)), *z = malloc(width * sizeof(double));
+    FUZZ_ASSERT(a && z, "out of memory");
+    for (size_t r = 0; r < ROWS; r++) {
+        /* bound: |every value| <= bound; err: what float rounding can have changed so far
+         * (summation: (in + 2) ulp of the sum of magnitudes; activations: Lipschitz <= 2, plus
+         * a few ulp of their own) */
+        double bound = 1, peak = 1, err = 0; /* peak: the largest bound before any squashing */
+        for (size_t i = 0; i < in; i++) a[i] = row_value[r];
+        for (size_t l = 0; l < nl; l++) {
+            const mlrt_dense *d = &m->layers[l];
+            double maxw = 0, maxb = 0, mag = 0;
+            for (size_t o = 0; o < d->out; o++) {
+                const float *panel = d->w + (o / MLRT_PANEL) * (size_t)d->in * MLRT_PANEL + o % MLRT_PANEL;
+                double s = d->b[o], sa = fabs(d->b[o]);
+                for (size_t i = 0; i < d->in; i++) {
+                    double w = panel[i * MLRT_PANEL];
+                    s += w * a[i];
+                    sa += fabs(w * a[i]);
+                    maxw = fabs(w) > maxw ? fabs(w) : maxw;
+                }
+                maxb = fabs(d->b[o]) > maxb ? fabs(d->b[o]) : maxb;
+                mag = sa > mag ? sa : mag;
+                z[o] = s;
+            }
+            bound = (double)d->in * maxw * bound + maxb;
+            peak = bound > peak ? bound : peak;
+            err = err * (double)d->in * maxw + (double)(d->in + 2) * 0x1p-23 * (mag + (double)d->in * maxw * err);
+            if (d->act == MLRT_ACT_SOFTMAX) {
+                double mx = z[0], sum = 0;
+                for (size_t o = 1; o < d->out; o++) mx = z[o] > mx ? z[o] : mx;
+                for (size_t o = 0; o < d->out; o++) sum += (z[o] = exp(z[o] - mx));
+                for (size_t o = 0; o < d->out; o++) z[o] /= sum;
+            } else {
+                for (size_t o = 0; o < d->out; o++) z[o] = fuzz_act(d->act, z[o]);
+            }
+            if (d->act == MLRT_ACT_SOFTMAX || d->act == MLRT_ACT_SIGMOID || d->act == MLRT_ACT_TANH)
+                bound = bound < 1 ? bound : 1;
+            if (d->act != MLRT_ACT_IDENTITY) err = 2 * err + (double)(d->out + 8) * 0x1p-22 * (1 + bound);
+            memcpy(a, z, d->out * sizeof(double));
+        }
+        const float *got = y + r * out;
+        if (peak < 1e37) /* no float overflow is possible: every output is finite */
+            for (size_t o = 0; o < out; o++)
+                FUZZ_ASSERT(isfinite(got[o]), "row %zu output %zu is %g though |values| <= %g", r, o, (double)got[o],
+                            peak);
+        if (peak < 1e30) /* and each is the double forward pass's, within the rounding bound */
+            for (size_t o = 0; o < out; o++)
+                FUZZ_ASSERT(fabs(got[o] - a[o]) <= 4 * err + 1e-30, "row %zu output %zu: %.9g, want %.9g (error bound %g)",
+                            r, o, (double)got[o], a[o], 4 * err);
+    }
+    free(a);
+    free(z);
+    free(x);
+    free(y);
+    free(y1);
+}
+
+/* inspect on bytes that loaded as a model (or a tensor file) must succeed and be valid JSON. */
+static void fuzz_check_inspect_ok(const uint8_t *data, size_t size, const char *format) {
+    mlrt_error e;
+    char *js = mlrt_inspect(data, size, &e);
+    FUZZ_ASSERT(js != NULL, "inspect failed on a valid %s file: %s", format, e.message);
+    fuzz_check_json_output(js);
+    char want[48];
+    snprintf(want, sizeof want, "{\"format\":\"%s\"", format);
+    FUZZ_ASSERT(strncmp(js, want, strlen(want)) == 0, "inspect: %.200s", js);
+    mlrt_string_free(js);
+}
+
+#endif

@@ -1,0 +1,261 @@
+/* make_seeds.c — writes small hand-made seed inputs for one fuzzer into a corpus directory.
+ *
+ *   make_seeds NAME DIR [SAFETENSORS_FILE...]
+ *
+ * NAME is fuzz_bin, fuzz_safetensors, fuzz_bintensors or fuzz_json (others: nothing). The trained models are
+ * 1.6 MB, far beyond the fuzzers' -max_len, so libFuzzer only ever sees their first bytes
+ * (their headers); these seeds are whole, valid, small files of every kind mlrt loads, so that
+ * mutations start from inputs that reach model building and prediction. For fuzz_json, the
+ * JSON headers of the given SafeTensors files are written as seeds too.
+ * Used by tests/fuzz/run.sh; plain C11, no dependencies. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct buf { uint8_t *p; size_t n, cap; } buf;
+
+static void put(buf *b, const void *s, size_t n) {
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2 + 64;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) { perror("make_seeds"); exit(1); }
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static void put_u8(buf *b, uint8_t v) { put(b, &v, 1); }
+static void put_u32(buf *b, uint32_t v) { for (int i = 0; i < 4; i++) put_u8(b, (uint8_t)(v >> (8 * i))); }
+static void put_u64(buf *b, uint64_t v) { for (int i = 0; i < 8; i++) put_u8(b, (uint8_t)(v >> (8 * i))); }
+static void put_str(buf *b, const char *s) { put(b, s, strlen(s)); }
+
+static const char *g_dir;
+static void save(const char *name, const void *p, size_t n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/seed-%s", g_dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f) != 0) { perror(path); exit(1); }
+}
+static void save_buf(const char *name, buf *b) { save(name, b->p, b->n); free(b->p); memset(b, 0, sizeof *b); }
+
+/* deterministic small weights in [-0.5, 0.5) */
+static uint32_t g_rng = 12345;
+static float weight(void) {
+    g_rng = g_rng * 1103515245u + 12345u;
+    return (float)((g_rng >> 8) & 0xffff) / 65536.0f - 0.5f;
+}
+static uint16_t to_f16(float f) { /* exact for the values used here: truncating conversion */
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t sign = (u >> 16) & 0x8000, exp = (u >> 23) & 0xff, man = u & 0x7fffff;
+    if (exp < 103) return (uint16_t)sign;
+    if (exp < 113) return (uint16_t)(sign | ((man | 0x800000) >> (126 - exp)));
+    return (uint16_t)(sign | (exp - 112) << 10 | man >> 13);
+}
+static void put_weight(buf *d, const char *dtype) {
+    float f = weight();
+    if (!strcmp(dtype, "F32")) { uint32_t u; memcpy(&u, &f, 4); put_u32(d, u); }
+    else if (!strcmp(dtype, "F64")) { double x = f; uint64_t u; memcpy(&u, &x, 8); put_u64(d, u); }
+    else if (!strcmp(dtype, "F16")) { uint16_t h = to_f16(f); put_u8(d, (uint8_t)h); put_u8(d, (uint8_t)(h >> 8)); }
+    else if (!strcmp(dtype, "BF16")) { uint32_t u; memcpy(&u, &f, 4); put_u8(d, (uint8_t)(u >> 16)); put_u8(d, (uint8_t)(u >> 24)); }
+}
+static size_t dsize(const char *dtype) {
+    if (!strcmp(dtype, "F64") || !strcmp(dtype, "I64") || !strcmp(dtype, "U64")) return 8;
+    if (!strcmp(dtype, "F32") || !strcmp(dtype, "I32") || !strcmp(dtype, "U32")) return 4;
+    if (!strcmp(dtype, "F16") || !strcmp(dtype, "BF16") || !strcmp(dtype, "I16") || !strcmp(dtype, "U16")) return 2;
+    return 1;
+}
+static int dcode(const char *dtype) {
+    static const char *const names[] = {"BOOL", "U8",  "I8",  "F8_E5M2", "F8_E4M3", "I16", "U16", "F16",
+                                        "BF16", "I32", "U32", "F32",     "F64",     "I64", "U64"};
+    for (int i = 0; i < 15; i++) if (!strcmp(names[i], dtype)) return i;
+    return 0;
+}
+
+typedef struct t { const char *name, *dtype; int rank; uint64_t shape[4]; } t;
+static uint64_t count(const t *x) { uint64_t c = 1; for (int k = 0; k < x->rank; k++) c *= x->shape[k]; return c; }
+static void tensor_data(buf *d, const t *x) {
+    int is_float = !strcmp(x->dtype, "F16") || !strcmp(x->dtype, "BF16") || !strcmp(x->dtype, "F32") ||
+                   !strcmp(x->dtype, "F64");
+    size_t es = dsize(x->dtype);
+    for (uint64_t i = 0, c = count(x); i < c; i++) {
+        if (is_float) put_weight(d, x->dtype);
+        else for (size_t k = 0; k < es; k++) put_u8(d, (uint8_t)(i * 7 + k));
+    }
+}
+
+static void safetensors(const char *name, const char *meta, const t *ts, int n) {
+    buf h = {0}, d = {0}, f = {0};
+    char tmp[512];
+    put_str(&h, "{");
+    if (meta) { put_str(&h, "\"__metadata__\":"); put_str(&h, meta); if (n) put_str(&h, ","); }
+    for (int i = 0; i < n; i++) {
+        size_t begin = d.n;
+        tensor_data(&d, &ts[i]);
+        snprintf(tmp, sizeof tmp, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", i ? "," : "", ts[i].name, ts[i].dtype);
+        put_str(&h, tmp);
+        for (int k = 0; k < ts[i].rank; k++) {
+            snprintf(tmp, sizeof tmp, "%s%llu", k ? "," : "", (unsigned long long)ts[i].shape[k]);
+            put_str(&h, tmp);
+        }
+        snprintf(tmp, sizeof tmp, "],\"data_offsets\":[%zu,%zu]}", begin, d.n);
+        put_str(&h, tmp);
+    }
+    put_str(&h, "}");
+    while (h.n % 8) put_u8(&h, ' ');
+    put_u64(&f, h.n);
+    put(&f, h.p, h.n);
+    put(&f, d.p, d.n);
+    save_buf(name, &f);
+    free(h.p);
+    free(d.p);
+}
+
+static void varint(buf *b, uint64_t v) {
+    if (v < 251) put_u8(b, (uint8_t)v);
+    else if (v <= 0xffff) { put_u8(b, 251); put_u8(b, (uint8_t)v); put_u8(b, (uint8_t)(v >> 8)); }
+    else if (v <= 0xffffffffu) { put_u8(b, 252); put_u32(b, (uint32_t)v); }
+    else { put_u8(b, 253); put_u64(b, v); }
+}
+static void bstring(buf *b, const char *s) { varint(b, strlen(s)); put_str(b, s); }
+
+/* meta: NULL or "k1", "v1", ..., NULL. crate: the crate's layout, else the early spec's. */
+static void bintensors(const char *name, const char *const *meta, int crate, const t *ts, int n) {
+    buf m = {0}, d = {0}, f = {0};
+    if (!meta) put_u8(&m, 0);
+    else {
+        size_t k = 0;
+        while (meta[2 * k]) k++;
+        put_u8(&m, 1);
+        varint(&m, k);
+        for (size_t i = 0; i < k; i++) { bstring(&m, meta[2 * i]); bstring(&m, meta[2 * i + 1]); }
+    }
+    varint(&m, (uint64_t)n);
+    for (int i = 0; i < n; i++) {
+        size_t begin = d.n;
+        tensor_data(&d, &ts[i]);
+        if (!crate) bstring(&m, ts[i].name);
+        varint(&m, (uint64_t)dcode(ts[i].dtype));
+        varint(&m, (uint64_t)ts[i].rank);
+        for (int k = 0; k < ts[i].rank; k++) varint(&m, ts[i].shape[k]);
+        varint(&m, begin);
+        varint(&m, d.n);
+    }
+    if (crate) {
+        varint(&m, (uint64_t)n);
+        for (int i = 0; i < n; i++) { bstring(&m, ts[i].name); varint(&m, (uint64_t)i); }
+    }
+    while (m.n % 8) put_u8(&m, ' ');
+    put_u64(&f, m.n);
+    put(&f, m.p, m.n);
+    put(&f, d.p, d.n);
+    save_buf(name, &f);
+    free(m.p);
+    free(d.p);
+}
+
+static void bin(const char *name, int in, int hid, int out, int f64) {
+    buf f = {0};
+    put_u32(&f, (uint32_t)in);
+    put_u32(&f, (uint32_t)hid);
+    put_u32(&f, (uint32_t)out);
+    size_t params = (size_t)in * hid + hid + (size_t)hid * out + out;
+    for (size_t i = 0; i < params; i++) put_weight(&f, f64 ? "F64" : "F32");
+    save_buf(name, &f);
+}
+
+/* Model tensors for the tensor formats (shared by SafeTensors and BinTensors). */
+static const t FC[] = {{"fc1.weight", "F32", 2, {6, 5}}, {"fc1.bias", "F32", 1, {6}},
+                       {"fc2.weight", "F32", 2, {10, 6}}, {"fc2.bias", "F32", 1, {10}}};
+static const t HALF[] = {{"layers.0.weight", "F16", 2, {9, 3}}, {"layers.0.bias", "F16", 1, {9}},
+                         {"layers.2.weight", "BF16", 2, {2, 9}}};
+static const t DEEP[] = {{"net.0.weight", "F64", 2, {4, 3}}, {"net.0.bias", "F64", 1, {4}},
+                         {"net.2.weight", "F64", 2, {5, 4}}, {"net.4.weight", "F64", 2, {1, 5}},
+                         {"net.4.bias", "F64", 1, {1}}};
+static const t NUMBERED[] = {{"0", "F32", 2, {7, 4}}, {"1", "F32", 1, {7}}, {"2", "F32", 2, {3, 7}},
+                             {"3", "F32", 1, {3}}};
+static const t WIDE[] = {{"fc.weight", "F32", 2, {37, 3}}, {"fc.bias", "F32", 1, {37}},
+                         {"out.weight", "F32", 2, {2, 37}}};
+static const t LINEAR[] = {{"coefficients", "F32", 1, {3}}, {"intercept", "F32", 1, {1}}};
+static const t LOGISTIC[] = {{"coefficients", "F64", 2, {1, 4}}, {"intercept", "F64", 0, {0}}};
+static const t OTHER[] = {{"tokens", "U8", 1, {5}}, {"ids", "I64", 2, {2, 1}}, {"mask", "BOOL", 1, {3}},
+                          {"empty", "F32", 2, {0, 4}}, {"scale", "F16", 0, {0}}};
+#define N(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+int main(int argc, char **argv) {
+    if (argc < 3) { fprintf(stderr, "usage: make_seeds NAME DIR [SAFETENSORS_FILE...]\n"); return 2; }
+    const char *name = argv[1];
+    g_dir = argv[2];
+    if (!strcmp(name, "fuzz_bin")) {
+        bin("bin-f32-3x4x10", 3, 4, 10, 0);
+        bin("bin-f64-2x3x2", 2, 3, 2, 1);
+        bin("bin-f32-1x1x2", 1, 1, 2, 0);
+        bin("bin-f32-9x37x10", 9, 37, 10, 0);
+        bin("bin-f64-5x8x3", 5, 8, 3, 1);
+        buf f = {0};
+        put_u32(&f, 3); put_u32(&f, 4); put_u32(&f, 10);
+        save_buf("bin-header-only", &f);
+    } else if (!strcmp(name, "fuzz_safetensors")) {
+        safetensors("st-fc-f32", "{\"activations\":\"relu,softmax\",\"format\":\"pt\"}", FC, N(FC));
+        safetensors("st-half", NULL, HALF, N(HALF));
+        safetensors("st-deep-f64", "{\"activations\":\"tanh,gelu,sigmoid\"}", DEEP, N(DEEP));
+        safetensors("st-numbered", "{\"activations\":\"silu,softmax\"}", NUMBERED, N(NUMBERED));
+        safetensors("st-wide", "{\"activations\":\"leaky_relu,identity\"}", WIDE, N(WIDE));
+        safetensors("st-linear", NULL, LINEAR, N(LINEAR));
+        safetensors("st-logistic", "{\"model_type\":\"logistic_regression\"}", LOGISTIC, N(LOGISTIC));
+        safetensors("st-other", "{\"note\":\"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\n\"}", OTHER, N(OTHER));
+        safetensors("st-empty", NULL, NULL, 0);
+    } else if (!strcmp(name, "fuzz_bintensors")) {
+        static const uint8_t crate_vector[] = "\x18\0\0\0\0\0\0\0\0\x01\x0b\x03\x01\x02\x03\x00\x18\x01\x06"
+                                              "attn.0\x00      "
+                                              "\0\0\0\0\0\0\x80\x3f\0\0\0\x40\0\0\x40\x40\0\0\x80\x40\0\0\xa0\x40";
+        save("bt-crate-vector", crate_vector, sizeof crate_vector - 1);
+        static const uint8_t early_vector[] = "\x18\0\0\0\0\0\0\0\x00\x01\x08weight_1\x00\x02\x02\x02\x00\x04       "
+                                              "\x01\x00\x00\x01";
+        save("bt-early-vector", early_vector, sizeof early_vector - 1);
+        static const char *const meta[] = {"activations", "relu,softmax", "format", "pt", NULL};
+        bintensors("bt-fc-f32", meta, 1, FC, N(FC));
+        bintensors("bt-fc-early", meta, 0, FC, N(FC));
+        bintensors("bt-half", NULL, 1, HALF, N(HALF));
+        bintensors("bt-numbered", NULL, 1, NUMBERED, N(NUMBERED));
+        bintensors("bt-wide", NULL, 1, WIDE, N(WIDE)); /* offsets above 250: 3-byte varints */
+        bintensors("bt-linear", NULL, 1, LINEAR, N(LINEAR));
+        static const char *const logistic[] = {"model_type", "logistic_regression", NULL};
+        bintensors("bt-logistic", logistic, 1, LOGISTIC, N(LOGISTIC));
+        bintensors("bt-other", NULL, 0, OTHER, N(OTHER));
+    } else if (!strcmp(name, "fuzz_json")) {
+        static const char *const docs[] = {
+            "{\"a\":[1,-2.5e+3,0,0.125,1E-2,true,false,null,\"x\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\"],\"b\":{}}",
+            "[]", "{}", "\"\\u0000\"", "0", "-0.0e-0", "[18446744073709551615,18446744073709551616,1e400]",
+            "{\"__metadata__\":{\"k\":\"v\"},\"t\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]}}",
+            "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+            "{\"caf\xc3\xa9\":\"\xf0\x9f\x98\x80\",\"k\\u0000\":1,\"k\":2}",
+            " \t\r\n{ \"a\" : [ 1 , { } ] } \n",
+        };
+        char fname[32];
+        for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+            snprintf(fname, sizeof fname, "json-%zu", i);
+            save(fname, docs[i], strlen(docs[i]));
+        }
+        /* headers of real SafeTensors files */
+        for (int a = 3; a < argc; a++) {
+            FILE *f = fopen(argv[a], "rb");
+            uint8_t len[8];
+            if (!f) continue;
+            if (fread(len, 1, 8, f) == 8) {
+                uint64_t n = 0;
+                for (int i = 0; i < 8; i++) n |= (uint64_t)len[i] << (8 * i);
+                if (n <= 65536) {
+                    char *h = malloc(n ? n : 1);
+                    if (h && fread(h, 1, n, f) == n) {
+                        snprintf(fname, sizeof fname, "header-%d", a - 3);
+                        save(fname, h, n);
+                    }
+                    free(h);
+                }
+            }
+            fclose(f);
+        }
+    } /* other fuzzers: no seeds from here */
+    return 0;
+}
