@@ -29,7 +29,7 @@ MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/mod
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json
 
-.PHONY: all build deps test test-c test-js test-web fuzz fuzz-run bench demo serve-demo clean
+.PHONY: all build deps test test-c test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
 
 all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(WEB_MODELS)
@@ -114,6 +114,9 @@ test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS)
 
 bench: $(WASM) build/bench/limits.wasm
 	$(NODE) bench/run.mjs
+
+edge-load: $(WASM) $(MODELS)
+	$(NODE) edge/loadtest.mjs
 
 clean:
 	rm -rf build $(WASM)

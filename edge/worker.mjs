@@ -1,0 +1,349 @@
+// worker.mjs — mlrt at the edge: a module-syntax Worker (Cloudflare Workers / workerd).
+//
+//   POST /predict        one input:  JSON array of numbers, or raw little-endian f32
+//   POST /predict/batch  n inputs:   JSON array of arrays,   or raw f32 of n x inputSize
+//   GET  /info           the model, the runtime build (simd | scalar), the model source
+//
+// The wasm builds are imported as modules (CompiledWasm): workerd refuses to compile wasm
+// from bytes at run time. Both are in the bundle; WebAssembly.validate picks one.
+// mlrt.mjs is the very same module browsers and Node use (wasm/mlrt.mjs, copied or listed
+// unchanged into the bundle by edge/bundle.mjs).
+//
+// Bindings (all optional; text vars in wrangler.toml [vars] or miniflare bindings):
+//   MODEL_URL       fetch the model from here (once per isolate) instead of the embedded model.bin
+//   MODEL_ENGINE    "mlrt" (default) | "plain-js" (edge/plain-js-model.mjs, for comparison)
+//   MLRT_BUILD      "auto" (default: feature detection) | "simd" | "scalar"
+//   MAX_BODY_BYTES  request body limit, default 1048576 (1 MiB)
+// (The main module exports only the handler: workerd treats every named export as an entrypoint.)
+// Every error is JSON { error: { code, message } }; the statuses are listed in edge/README.md.
+
+import { createRuntime, simdSupported } from './mlrt.mjs';
+import simdWasm from './mlrt.wasm';
+import scalarWasm from './mlrt-scalar.wasm';
+import embeddedModel from './model.bin';
+import { loadPlainModel } from './plain-js-model.mjs';
+
+const DEFAULT_MAX_BODY_BYTES = 1 << 20;
+const MAX_BATCH = 1024;
+const MAX_MODEL_BYTES = 64 << 20;
+const MODEL_FETCH_TIMEOUT_MS = 15000;
+
+class HttpError extends Error {
+  constructor(status, code, message, headers = {}) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
+  }
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+
+function json(body, status = 200, headers = {}) {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+function errorResponse(e) {
+  return json({ error: { code: e.code, message: e.message } }, e.status, e.headers);
+}
+
+// ---- configuration (from bindings) ----
+
+function config(env = {}) {
+  const modelUrl = typeof env.MODEL_URL === 'string' ? env.MODEL_URL.trim() : '';
+  const engine = String(env.MODEL_ENGINE ?? 'mlrt').trim() || 'mlrt';
+  const build = String(env.MLRT_BUILD ?? 'auto').trim() || 'auto';
+  const maxBody = env.MAX_BODY_BYTES === undefined || env.MAX_BODY_BYTES === '' ? DEFAULT_MAX_BODY_BYTES : Number(env.MAX_BODY_BYTES);
+  if (!['mlrt', 'plain-js'].includes(engine)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_ENGINE must be "mlrt" or "plain-js", got "${engine}"`);
+  if (!['auto', 'simd', 'scalar'].includes(build)) throw new HttpError(503, 'MISCONFIGURED', `MLRT_BUILD must be "auto", "simd" or "scalar", got "${build}"`);
+  if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new HttpError(503, 'MISCONFIGURED', `MAX_BODY_BYTES must be a positive integer, got "${env.MAX_BODY_BYTES}"`);
+  if (modelUrl) {
+    let u;
+    try { u = new URL(modelUrl); } catch { u = null; }
+    if (!u || !['http:', 'https:'].includes(u.protocol)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_URL must be an http(s) URL, got "${modelUrl}"`);
+  }
+  return { modelUrl, engine, build, maxBody };
+}
+
+// ---- the model, loaded once per isolate and kept for later requests ----
+
+let loaded = null; // { key, promise }
+let loads = 0;     // how many times this isolate loaded (fetched) a model
+let served = 0;    // successful predictions by this isolate
+
+function getModel(cfg) {
+  const key = `${cfg.modelUrl}\n${cfg.engine}\n${cfg.build}`;
+  if (loaded?.key === key) return loaded.promise;
+  // Concurrent first requests share this promise: the model is fetched once.
+  const promise = loadModel(cfg).catch((e) => {
+    if (loaded?.promise === promise) loaded = null; // retry on a later request
+    throw e;
+  });
+  loaded = { key, promise };
+  return promise;
+}
+
+async function fetchModel(url) {
+  let res;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(MODEL_FETCH_TIMEOUT_MS) });
+  } catch (e) {
+    throw new HttpError(503, 'MODEL_UNAVAILABLE', `fetching the model from ${url} failed: ${e.message}`);
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new HttpError(503, 'MODEL_UNAVAILABLE', `fetching the model from ${url} failed: HTTP ${res.status}`);
+  }
+  const bytes = await res.arrayBuffer();
+  if (bytes.byteLength > MAX_MODEL_BYTES) throw new HttpError(503, 'MODEL_UNAVAILABLE', `the model at ${url} is ${bytes.byteLength} bytes, over ${MAX_MODEL_BYTES}`);
+  return bytes;
+}
+
+const hex = (buf) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
+
+async function loadModel(cfg) {
+  loads++;
+  let bytes, source;
+  if (cfg.modelUrl) {
+    bytes = await fetchModel(cfg.modelUrl);
+    source = 'url';
+  } else {
+    bytes = embeddedModel;
+    source = 'embedded';
+    if (!bytes || bytes.byteLength === 0) throw new HttpError(503, 'MODEL_UNAVAILABLE', 'no model: the bundle embeds none and MODEL_URL is not set');
+  }
+  const sha256 = hex(await crypto.subtle.digest('SHA-256', bytes));
+  const simd = simdSupported();
+  let model, build = null;
+  try {
+    if (cfg.engine === 'plain-js') {
+      model = loadPlainModel(bytes);
+    } else {
+      const useSimd = cfg.build === 'auto' ? simd : cfg.build === 'simd';
+      const rt = await createRuntime({ wasm: useSimd ? simdWasm : scalarWasm, simd: useSimd });
+      build = rt.build.simd ? 'simd' : 'scalar';
+      model = rt.loadFromBytes(bytes);
+    }
+  } catch (e) {
+    throw new HttpError(503, 'MODEL_UNAVAILABLE', `the ${source} model cannot be loaded (${e.code ?? e.name}): ${e.message}`);
+  }
+  const engine = cfg.engine === 'plain-js' ? 'plain-js' : `mlrt-${build}`;
+  return {
+    model,
+    tag: Object.freeze({ id: sha256.slice(0, 16), source, engine }),
+    detail: {
+      source: { kind: source, ...(cfg.modelUrl ? { url: cfg.modelUrl } : {}), bytes: bytes.byteLength, sha256 },
+      runtime: { engine: cfg.engine, build, simdSupported: simd },
+    },
+  };
+}
+
+// ---- request bodies ----
+
+async function readBody(request, limit) {
+  const declared = request.headers.get('content-length');
+  if (declared !== null) {
+    if (!/^\d+$/.test(declared.trim())) throw new HttpError(400, 'BAD_CONTENT_LENGTH', `Content-Length "${declared}" is not a byte count`);
+    if (Number(declared) > limit) throw new HttpError(413, 'BODY_TOO_LARGE', `body of ${declared} bytes (Content-Length) exceeds the limit of ${limit} bytes`);
+  }
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      throw new HttpError(400, 'BAD_BODY', `the request body could not be read: ${e?.message ?? e}`);
+    }
+    const { done, value } = chunk;
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      reader.cancel().catch(() => {});
+      throw new HttpError(413, 'BODY_TOO_LARGE', `body exceeds the limit of ${limit} bytes (stopped reading at ${total} bytes)`);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) { out.set(c, o); o += c.byteLength; }
+  return out;
+}
+
+function mediaType(request) {
+  const ct = request.headers.get('content-type');
+  if (ct === null) return null;
+  return ct.split(';')[0].trim().toLowerCase();
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJson(bytes) {
+  let text;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new HttpError(400, 'BAD_JSON', 'body is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new HttpError(400, 'BAD_JSON', `body is not valid JSON: ${e.message}`);
+  }
+}
+
+const typeName = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+
+// Copies JSON numbers into dst at off, refusing non-numbers and values that are not finite f32.
+function copyJsonRow(arr, dst, off, where) {
+  for (let i = 0; i < arr.length; i++) {
+    const v = arr[i];
+    if (typeof v !== 'number') throw new HttpError(422, 'NOT_A_NUMBER', `${where}[${i}] is ${typeName(v)}, expected a number`);
+    const f = Math.fround(v);
+    if (!Number.isFinite(f)) throw new HttpError(422, 'NON_FINITE', `${where}[${i}] is ${v}, which is not a finite float32`);
+    dst[off + i] = f;
+  }
+}
+
+// Raw little-endian f32 bytes -> Float32Array, refusing NaN and infinities.
+function rawToF32(bytes, where, inputSize) {
+  const n = bytes.byteLength >> 2;
+  const out = new Float32Array(n);
+  new Uint8Array(out.buffer).set(bytes);
+  if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) {
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (let i = 0; i < n; i++) out[i] = dv.getFloat32(i * 4, true);
+  }
+  for (let i = 0; i < n; i++) {
+    if (!Number.isFinite(out[i])) {
+      const at = inputSize && n > inputSize ? `[${Math.floor(i / inputSize)}][${i % inputSize}]` : `[${i}]`;
+      throw new HttpError(422, 'NON_FINITE', `${where}${at} is ${out[i]} (raw f32 at byte ${i * 4}); inputs must be finite`);
+    }
+  }
+  return out;
+}
+
+function parseSingle(kind, bytes, inputSize) {
+  if (kind === 'json') {
+    const v = parseJson(bytes);
+    if (!Array.isArray(v)) throw new HttpError(422, 'NOT_AN_ARRAY', `body is ${typeName(v)}, expected a JSON array of ${inputSize} numbers`);
+    if (v.length !== inputSize) throw new HttpError(422, 'WRONG_LENGTH', `expected ${inputSize} numbers, got ${v.length}`);
+    const x = new Float32Array(inputSize);
+    copyJsonRow(v, x, 0, 'input');
+    return x;
+  }
+  if (bytes.byteLength !== inputSize * 4) {
+    throw new HttpError(422, 'WRONG_LENGTH', `expected ${inputSize * 4} bytes (${inputSize} little-endian f32), got ${bytes.byteLength}`);
+  }
+  return rawToF32(bytes, 'input', 0);
+}
+
+function parseBatch(kind, bytes, inputSize) {
+  let n, x;
+  if (kind === 'json') {
+    const v = parseJson(bytes);
+    if (!Array.isArray(v)) throw new HttpError(422, 'NOT_AN_ARRAY', `body is ${typeName(v)}, expected a JSON array of arrays of ${inputSize} numbers`);
+    n = v.length;
+    if (n === 0) throw new HttpError(422, 'EMPTY_BATCH', 'the batch has no inputs');
+    if (n > MAX_BATCH) throw new HttpError(413, 'BATCH_TOO_LARGE', `the batch has ${n} inputs, over the limit of ${MAX_BATCH}`);
+    x = new Float32Array(n * inputSize);
+    for (let r = 0; r < n; r++) {
+      const row = v[r];
+      if (!Array.isArray(row)) throw new HttpError(422, 'NOT_AN_ARRAY', `input[${r}] is ${typeName(row)}, expected an array of ${inputSize} numbers`);
+      if (row.length !== inputSize) throw new HttpError(422, 'WRONG_LENGTH', `input[${r}] has ${row.length} numbers, expected ${inputSize}`);
+      copyJsonRow(row, x, r * inputSize, `input[${r}]`);
+    }
+    return { x, n };
+  }
+  const rowBytes = inputSize * 4;
+  if (bytes.byteLength === 0) throw new HttpError(422, 'EMPTY_BATCH', 'the batch has no inputs (empty body)');
+  if (bytes.byteLength % rowBytes !== 0) {
+    throw new HttpError(422, 'WRONG_LENGTH', `body is ${bytes.byteLength} bytes, not a multiple of ${rowBytes} (${inputSize} little-endian f32 per input)`);
+  }
+  n = bytes.byteLength / rowBytes;
+  if (n > MAX_BATCH) throw new HttpError(413, 'BATCH_TOO_LARGE', `the batch has ${n} inputs, over the limit of ${MAX_BATCH}`);
+  return { x: rawToF32(bytes, 'input', inputSize), n };
+}
+
+function argmax(p, off, len) {
+  let best = 0;
+  for (let k = 1; k < len; k++) if (p[off + k] > p[off + best]) best = k;
+  return best;
+}
+
+// ---- routing ----
+
+const ROUTES = {
+  '/predict': ['POST'],
+  '/predict/batch': ['POST'],
+  '/info': ['GET', 'HEAD'],
+};
+
+async function handle(request, env) {
+  const { pathname } = new URL(request.url);
+  const methods = ROUTES[pathname];
+  if (!methods) {
+    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch or GET /info`);
+  }
+  if (!methods.includes(request.method)) {
+    throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${pathname}; use ${methods.join(' or ')}`, { allow: methods.join(', ') });
+  }
+  const cfg = config(env);
+
+  if (pathname === '/info') {
+    const m = await getModel(cfg);
+    return json({
+      model: m.tag,
+      info: m.model.info,
+      ...m.detail,
+      isolate: { loads, served },
+      limits: { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH },
+    });
+  }
+
+  const type = mediaType(request);
+  const kind = type === 'application/json' ? 'json' : type === 'application/octet-stream' ? 'raw' : null;
+  if (!kind) {
+    throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE',
+      `Content-Type ${type === null ? 'is missing' : `"${type}" is not supported`}; send application/json or application/octet-stream (little-endian f32)`,
+      { 'accept-post': 'application/json, application/octet-stream' });
+  }
+  const bytes = await readBody(request, cfg.maxBody);
+  const m = await getModel(cfg);
+  const { inputSize, outputSize } = m.model.info;
+
+  if (pathname === '/predict') {
+    const x = parseSingle(kind, bytes, inputSize);
+    const p = m.model.predict(x);
+    served++;
+    return json({ label: argmax(p, 0, outputSize), probabilities: Array.from(p), model: m.tag });
+  }
+  const { x, n } = parseBatch(kind, bytes, inputSize);
+  const p = m.model.predictBatch(x, n);
+  served += n;
+  const labels = new Array(n), probabilities = new Array(n);
+  for (let r = 0; r < n; r++) {
+    labels[r] = argmax(p, r * outputSize, outputSize);
+    probabilities[r] = Array.from(p.subarray(r * outputSize, (r + 1) * outputSize));
+  }
+  return json({ labels, probabilities, model: m.tag });
+}
+
+export default {
+  async fetch(request, env) {
+    try {
+      return await handle(request, env);
+    } catch (e) {
+      if (e instanceof HttpError) return errorResponse(e);
+      // The model refused an input the checks above let through: still the caller's input.
+      if (e?.name === 'MlrtError' && (e.code === 'NON_FINITE' || e.code === 'INVALID_ARGUMENT')) {
+        return errorResponse(new HttpError(422, e.code, e.message));
+      }
+      console.error('mlrt edge worker: unexpected error', e?.stack ?? e);
+      return errorResponse(new HttpError(500, 'INTERNAL', 'internal error'));
+    }
+  },
+};
