@@ -46,8 +46,9 @@ function request(base, path, { method = 'POST', headers = {}, body, chunks } = {
       });
       res.on('error', reject);
     });
-    // The server may answer (413) and close before the whole body is sent.
-    req.on('error', (e) => { if (!done) setTimeout(() => (done ? null : reject(e)), 200); });
+    // The server may answer (413) and close before the whole body is sent: wait for that answer
+    // (generously: on a loaded CI machine it can come well after the write error).
+    req.on('error', (e) => { if (!done) setTimeout(() => (done ? null : reject(e)), 5000); });
     if (chunks) {
       (async () => {
         for (const c of chunks) {
