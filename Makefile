@@ -29,7 +29,7 @@ MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/mod
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json
 
-.PHONY: all build deps test test-c test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
+.PHONY: all build deps test test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
 
 all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(WEB_MODELS)
@@ -87,6 +87,40 @@ fuzz: $(FUZZERS)
 fuzz-run: $(FUZZERS) $(MODELS)
 	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# ---- decompression (src/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
+PYTHON3 ?= /usr/bin/python3
+DECOMP = src/crc32.c src/lz4.c src/zstd.c
+DECOMP_DEPS = $(DECOMP) src/util.c src/decompress.h $(HDRS)
+
+# test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
+build/decompress/manifest.txt: tests/decompress/gen.py
+	$(PYTHON3) tests/decompress/gen.py build/decompress
+
+build/test_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+	@mkdir -p build
+	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) src/util.c -lm -o $@
+
+test-decompress: build/test_decompress build/decompress/manifest.txt
+	build/test_decompress build/decompress
+
+build/bench_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+	@mkdir -p build
+	$(CC) $(NATIVE_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) src/util.c -lm -o $@
+
+bench-decompress: build/bench_decompress build/decompress/manifest.txt
+	build/bench_decompress --bench build/decompress
+
+build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd: build/fuzz/%: tests/fuzz/%.c $(DECOMP_DEPS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(DECOMP) src/util.c -lm -o $@
+
+fuzz-decompress: build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd build/decompress/manifest.txt
+	@mkdir -p build/fuzz/corpus/fuzz_lz4 build/fuzz/corpus/fuzz_zstd build/fuzz/artifacts/fuzz_lz4 build/fuzz/artifacts/fuzz_zstd
+	build/fuzz/fuzz_lz4 build/fuzz/corpus/fuzz_lz4 build/decompress/seeds-lz4 -max_total_time=$(FUZZ_SECONDS) \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -artifact_prefix=build/fuzz/artifacts/fuzz_lz4/
+	build/fuzz/fuzz_zstd build/fuzz/corpus/fuzz_zstd build/decompress/seeds-zstd -max_total_time=$(FUZZ_SECONDS) \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -artifact_prefix=build/fuzz/artifacts/fuzz_zstd/
+
 # ---- the web demo: models the trainer made, served by web/server.mjs ----
 web/models/%: build/models/%
 	cp $< $@
@@ -101,7 +135,7 @@ serve-demo:
 # ---- tests, bench ----
 test: deps
 	$(MAKE) all
-	$(MAKE) test-c test-js
+	$(MAKE) test-c test-decompress test-js
 
 test-c: build/test_c
 	build/test_c

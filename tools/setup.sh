@@ -20,6 +20,9 @@ need libclang-rt-14-dev sh -c 'ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclan
 need binaryen    command -v wasm-opt
 need wabt        command -v wasm-objdump
 need chromium    command -v chromium
+need zstd        command -v zstd
+need python3-lz4 /usr/bin/python3 -c 'import lz4.block'
+need python3-zstandard /usr/bin/python3 -c 'import zstandard'
 need nodejs      command -v node
 need npm         command -v npm
 
