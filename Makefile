@@ -16,9 +16,14 @@ empty :=
 space := $(empty) $(empty)
 WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%))
 # Standalone wasm: no Emscripten JS glue, no filesystem, memory grows on demand.
-EMFLAGS = -O3 -flto -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
-          -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB -sTOTAL_STACK=64KB -sMALLOC=emmalloc \
-          -sFILESYSTEM=0 -sERROR_ON_UNDEFINED_SYMBOLS=1
+# Objects are compiled at -O3 and linked at -O1: at -O2 and above, Binaryen inlines every
+# single-caller function into one huge export, which V8 then optimises slowly and with
+# several MB of memory, and whose register pressure spills the kernels' accumulators.
+EMCFLAGS = -O3 -std=c11
+EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
+         -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB -sTOTAL_STACK=64KB -sMALLOC=emmalloc \
+         -sFILESYSTEM=0 -sERROR_ON_UNDEFINED_SYMBOLS=1
+WASM_SRC = $(CORE) src/wasm_api.c
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -38,12 +43,21 @@ deps:
 	@sh tools/setup.sh
 
 # ---- wasm ----
-wasm/mlrt.wasm: $(CORE) src/wasm_api.c $(HDRS)
-	@mkdir -p wasm
-	$(EMCC) $(EMFLAGS) -msimd128 $(CORE) src/wasm_api.c -o $@
+build/wasm-simd/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(EMCC) $(EMCFLAGS) -msimd128 -c $< -o $@
 
-wasm/mlrt-scalar.wasm: $(CORE) src/wasm_api.c $(HDRS)
-	$(EMCC) $(EMFLAGS) $(CORE) src/wasm_api.c -o $@
+build/wasm-scalar/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(EMCC) $(EMCFLAGS) -c $< -o $@
+
+wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
+	@mkdir -p wasm
+	$(EMCC) $(EMLINK) -msimd128 $^ -o $@
+
+wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
+	@mkdir -p wasm
+	$(EMCC) $(EMLINK) $^ -o $@
 
 wasm/mlrt-wasi.wasm: $(CORE) src/cli.c $(HDRS)
 	$(CLANG) --target=wasm32-wasi -O3 -msimd128 -Wl,--strip-debug $(CORE) src/cli.c -o $@

@@ -21,10 +21,14 @@ static inline v4 ld(const float *p) { return *(const v4u *)p; }
 static inline void st(float *p, v4 v) { *(v4u *)p = v; }
 static inline v4 splat(float x) { return (v4){x, x, x, x}; }
 
+/* The kernels stay separate small functions: V8 optimises hot wasm functions one by one,
+ * and one big inlined function costs it several MB of memory and more compile time. */
+#define KERNEL __attribute__((noinline)) static
+
 /* One row, four panels (32 outputs). Each output is summed in input order, exactly as in
  * panel_4rows, so a row's result does not depend on the batch around it; the four panels
  * give eight independent accumulators to hide the add latency. */
-static void panels4_1row(const float *w, const float *x, size_t in, float *acc32) {
+KERNEL void panels4_1row(const float *w, const float *x, size_t in, float *acc32) {
     const float *w0 = w, *w1 = w + in * 8, *w2 = w + in * 16, *w3 = w + in * 24;
     v4 a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0}, c0 = {0}, c1 = {0}, d0 = {0}, d1 = {0};
     /* hot loop (batch of one): streams four panels side by side */
@@ -40,7 +44,7 @@ static void panels4_1row(const float *w, const float *x, size_t in, float *acc32
 }
 
 /* One row, one panel, same order: for the panels left over after groups of four. */
-static void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
+KERNEL void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
     v4 a0 = {0}, a1 = {0};
     for (size_t i = 0; i < in; i++, w += 8) {
         v4 s = splat(x[i]);
@@ -52,7 +56,7 @@ static void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
 }
 
 /* Four rows, one panel: the weights loaded once serve four rows (register-blocked 4x8). */
-static void panel_4rows(const float *w, const float *x, size_t xs, size_t in, float *acc, size_t as) {
+KERNEL void panel_4rows(const float *w, const float *x, size_t xs, size_t in, float *acc, size_t as) {
     const float *x0 = x, *x1 = x + xs, *x2 = x + 2 * xs, *x3 = x + 3 * xs;
     v4 r00 = {0}, r01 = {0}, r10 = {0}, r11 = {0}, r20 = {0}, r21 = {0}, r30 = {0}, r31 = {0};
     /* hot loop: 2 weight loads + 4 broadcasts feed 8 multiply-adds */
@@ -71,7 +75,7 @@ static void panel_4rows(const float *w, const float *x, size_t xs, size_t in, fl
 
 static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
 
-void mlrt_activate(mlrt_activation act, float *y, size_t n) {
+__attribute__((noinline)) void mlrt_activate(mlrt_activation act, float *y, size_t n) {
     switch (act) {
     case MLRT_ACT_IDENTITY: break;
     case MLRT_ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f; break;
@@ -99,7 +103,7 @@ static inline void store_panel(const float *acc8, const float *bias8, float *y, 
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] + bias8[j];
 }
 
-void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
+__attribute__((noinline)) void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows) {
     const size_t in = l->in, panel_floats = in * MLRT_PANEL, panels = l->out_padded / MLRT_PANEL;
     const size_t row_blocks = rows / 4 * 4;
