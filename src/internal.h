@@ -148,3 +148,4 @@ void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, fl
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
 
 #endif
+void mlrt_convert_to_f32(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n); /* n float elements */

@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "mlrt reads little-endian files with memcpy: big-endian hosts are not supported"
+#endif
+
 /* ------------------------------------------------------------ elements */
 
 static float f16_to_f32(uint16_t h) {
@@ -19,6 +23,21 @@ static float f16_to_f32(uint16_t h) {
     float f;
     memcpy(&f, &bits, 4);
     return f;
+}
+
+void mlrt_convert_to_f32(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n) {
+    size_t es = mlrt_dtype_size(dtype);
+    switch (dtype) {
+    case MLRT_F32: /* wasm and every supported host are little endian */
+        memcpy(out, p, n * sizeof(float));
+        break;
+    case MLRT_F64:
+        for (size_t k = 0; k < n; k++) { uint64_t u = mlrt_rd_u64(p + 8 * k); double v; memcpy(&v, &u, 8); out[k] = (float)v; }
+        break;
+    default:
+        for (size_t k = 0; k < n; k++) out[k] = mlrt_load_scalar(p + k * es, dtype);
+        break;
+    }
 }
 
 float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype) {
@@ -45,6 +64,16 @@ void mlrt_free(mlrt_model *m) {
     free(m);
 }
 
+static bool all_finite(const float *v, size_t n) {
+    uint32_t special = 0; /* any value with an all-ones exponent: inf or NaN */
+    for (size_t k = 0; k < n; k++) {
+        uint32_t u;
+        memcpy(&u, &v[k], 4);
+        special |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    return !special;
+}
+
 /* Converts and packs one layer; refuses non-finite weights. */
 static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
     d->in = s->in;
@@ -55,15 +84,32 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
     d->w = calloc((size_t)d->out_padded * s->in, sizeof(float));
     d->b = calloc(d->out_padded, sizeof(float));
     if (!d->w || !d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
-    size_t ws = mlrt_dtype_size(s->w_dtype);
-    for (size_t o = 0; o < s->out; o++) {
-        float *panel = d->w + (o / MLRT_PANEL) * (size_t)s->in * MLRT_PANEL + o % MLRT_PANEL;
-        for (size_t i = 0; i < s->in; i++) {
-            size_t at = s->w_in_major ? i * s->out + o : o * s->in + i;
-            float v = mlrt_load_scalar(s->w + at * ws, s->w_dtype);
-            if (!isfinite(v))
+    /* Walk the file's weights in file order, a run of up to RUN values at a time: convert
+     * (dtype switch outside the loop), check finiteness (a reduction the compiler vectorises:
+     * this code runs once per load, before V8 has optimised it), then place in the panels. */
+    enum { RUN = 256 };
+    float run[RUN];
+    const size_t rows = s->w_in_major ? s->in : s->out, cols = s->w_in_major ? s->out : s->in;
+    const size_t ws = mlrt_dtype_size(s->w_dtype), panel_floats = (size_t)s->in * MLRT_PANEL;
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t c0 = 0; c0 < cols; c0 += RUN) {
+            size_t n = cols - c0 < RUN ? cols - c0 : RUN;
+            mlrt_convert_to_f32(s->w + (r * cols + c0) * ws, s->w_dtype, run, n);
+            if (!all_finite(run, n)) {
+                size_t k = 0;
+                while (isfinite(run[k])) k++;
+                size_t o = s->w_in_major ? c0 + k : r, i = s->w_in_major ? r : c0 + k;
                 return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: weight '%s' [out %zu][in %zu] is not finite", fmt, s->name, o, i);
-            panel[i * MLRT_PANEL] = v;
+            }
+            if (s->w_in_major) { /* row r is input i = r: outputs c0.. go to consecutive panel slots */
+                for (size_t k = 0; k < n; k++) {
+                    size_t o = c0 + k;
+                    d->w[(o / MLRT_PANEL) * panel_floats + r * MLRT_PANEL + o % MLRT_PANEL] = run[k];
+                }
+            } else {           /* row r is output o = r: inputs c0.. are MLRT_PANEL apart in one panel */
+                float *dst = d->w + (r / MLRT_PANEL) * panel_floats + c0 * MLRT_PANEL + r % MLRT_PANEL;
+                for (size_t k = 0; k < n; k++) dst[k * MLRT_PANEL] = run[k];
+            }
         }
     }
     for (size_t o = 0; s->b && o < s->out; o++) {
