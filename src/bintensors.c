@@ -149,15 +149,22 @@ static mlrt_status check_unique_names(cursor *c, mlrt_tensorset *ts) {
     return st;
 }
 
+/* The tensor list's length, checked, and room for that many tensors. */
+static mlrt_status tensor_list(cursor *c, mlrt_tensorset *ts, size_t *n) {
+    mlrt_status st = count(c, "the tensor list", n);
+    if (st) return st;
+    if (*n > MLRT_MAX_TENSORS)
+        return mlrt_fail(c->err, MLRT_ERR_BAD_HEADER, FMT ": %zu tensors, more than %d", *n, MLRT_MAX_TENSORS);
+    ts->tensors = calloc(*n ? *n : 1, sizeof *ts->tensors);
+    if (!ts->tensors) return mlrt_fail(c->err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
+    return MLRT_OK;
+}
+
 /* The crate's layout: tensor infos, then a name -> index map covering each index once. */
 static mlrt_status read_crate_layout(cursor *c, mlrt_tensorset *ts) {
     mlrt_status st;
     size_t n;
-    if ((st = count(c, "the tensor list", &n))) return st;
-    if (n > MLRT_MAX_TENSORS)
-        return mlrt_fail(c->err, MLRT_ERR_BAD_HEADER, FMT ": %zu tensors, more than %d", n, MLRT_MAX_TENSORS);
-    ts->tensors = calloc(n ? n : 1, sizeof *ts->tensors);
-    if (!ts->tensors) return mlrt_fail(c->err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
+    if ((st = tensor_list(c, ts, &n))) return st;
     for (ts->count = 0; ts->count < n; ts->count++)
         if ((st = tensor_info(c, &ts->tensors[ts->count]))) return st;
     size_t m;
@@ -186,11 +193,7 @@ static mlrt_status read_crate_layout(cursor *c, mlrt_tensorset *ts) {
 static mlrt_status read_pair_layout(cursor *c, mlrt_tensorset *ts) {
     mlrt_status st;
     size_t n;
-    if ((st = count(c, "the tensor list", &n))) return st;
-    if (n > MLRT_MAX_TENSORS)
-        return mlrt_fail(c->err, MLRT_ERR_BAD_HEADER, FMT ": %zu tensors, more than %d", n, MLRT_MAX_TENSORS);
-    ts->tensors = calloc(n ? n : 1, sizeof *ts->tensors);
-    if (!ts->tensors) return mlrt_fail(c->err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
+    if ((st = tensor_list(c, ts, &n))) return st;
     for (ts->count = 0; ts->count < n; ts->count++) {
         mlrt_tensor *t = &ts->tensors[ts->count];
         if ((st = string(c, "a tensor name", &t->name, &t->name_len))) { ts->count++; return st; }
