@@ -231,17 +231,12 @@ static mlrt_status read_layout(const uint8_t *meta, size_t mlen, bool crate, mlr
 
 mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err) {
     memset(ts, 0, sizeof *ts);
-    if (n < 8) return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": file is %zu bytes, too short for the 8-byte header length", n);
-    uint64_t mlen = mlrt_rd_u64(b);
-    if (mlen > MLRT_MAX_HEADER)
-        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": metadata length %llu exceeds the %u-byte limit",
-                         (unsigned long long)mlen, MLRT_MAX_HEADER);
-    if (mlen > n - 8)
-        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": metadata length %llu exceeds the %zu bytes after it",
-                         (unsigned long long)mlen, n - 8);
+    uint64_t mlen;
+    mlrt_status st = mlrt_read_header_length(b, n, FMT, "metadata", &mlen, err);
+    if (st) return st;
     mlrt_error first, second;
     bool crate_parsed, early_parsed;
-    mlrt_status st = read_layout(b + 8, (size_t)mlen, true, ts, &first, &crate_parsed);
+    st = read_layout(b + 8, (size_t)mlen, true, ts, &first, &crate_parsed);
     if (st) {
         mlrt_tensorset_free(ts);
         mlrt_status st2 = read_layout(b + 8, (size_t)mlen, false, ts, &second, &early_parsed);

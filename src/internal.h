@@ -84,6 +84,9 @@ mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, m
 /* Sorts by begin and checks the ranges tile [0, data_len) exactly (offsets relative to data start). */
 mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, const char *fmt_name,
                                         mlrt_error *err);
+/* The u64 LE length SafeTensors and BinTensors begin with, checked against the limit and the file. */
+mlrt_status mlrt_read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,
+                                    uint64_t *len, mlrt_error *err);
 bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out);
 
 /* ---- format readers: fill *ts from the whole file, validating everything ---- */

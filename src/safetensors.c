@@ -87,19 +87,14 @@ static mlrt_status read_tensor(const mlrt_json *e, mlrt_tensor *t, mlrt_error *e
 mlrt_status mlrt_read_safetensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err) {
     memset(ts, 0, sizeof *ts);
     ts->format = MLRT_FORMAT_SAFETENSORS;
-    if (n < 8) return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": file is %zu bytes, too short for the 8-byte header length", n);
-    uint64_t hlen = mlrt_rd_u64(b);
-    if (hlen > MLRT_MAX_HEADER)
-        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": header length %llu exceeds the %u-byte limit",
-                         (unsigned long long)hlen, MLRT_MAX_HEADER);
-    if (hlen > n - 8)
-        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, FMT ": header length %llu exceeds the %zu bytes after it",
-                         (unsigned long long)hlen, n - 8);
+    uint64_t hlen;
+    mlrt_status st = mlrt_read_header_length(b, n, FMT, "header", &hlen, err);
+    if (st) return st;
     if (hlen < 2 || b[8] != '{')
         return mlrt_fail(err, MLRT_ERR_INVALID_JSON, FMT ": header must be a JSON object starting with '{'");
 
     mlrt_json_doc doc;
-    mlrt_status st = mlrt_json_parse(b + 8, (size_t)hlen, FMT ": header", &doc, err);
+    st = mlrt_json_parse(b + 8, (size_t)hlen, FMT ": header", &doc, err);
     if (st) return st;
     const mlrt_json *root = doc.root;
     if (root->type != MLRT_JSON_OBJECT) {

@@ -90,3 +90,17 @@ void mlrt_json_metadata(mlrt_buf *b, const mlrt_tensorset *ts) {
     }
     mlrt_buf_puts(b, "}");
 }
+
+mlrt_status mlrt_read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,
+                                    uint64_t *len, mlrt_error *err) {
+    if (n < 8)
+        return mlrt_fail(err, MLRT_ERR_TRUNCATED, "%s: file is %zu bytes, too short for the 8-byte %s length", fmt_name, n, what);
+    *len = mlrt_rd_u64(b);
+    if (*len > MLRT_MAX_HEADER)
+        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, "%s: %s length %llu exceeds the %u-byte limit", fmt_name, what,
+                         (unsigned long long)*len, MLRT_MAX_HEADER);
+    if (*len > n - 8)
+        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, "%s: %s length %llu exceeds the %zu bytes after it", fmt_name,
+                         what, (unsigned long long)*len, n - 8);
+    return MLRT_OK;
+}
