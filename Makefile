@@ -7,8 +7,9 @@ NODE  ?= node
 FUZZ_SECONDS ?= 60
 
 CORE = src/util.c src/tensorset.c src/json.c src/safetensors.c src/bintensors.c src/bin.c \
-       src/model.c src/kernels_dense.c src/recognize.c src/load.c
-HDRS = src/mlrt.h src/internal.h src/json.h
+       src/model.c src/kernels_dense.c src/recognize.c src/load.c \
+       src/crc32.c src/lz4.c src/zstd.c src/msgpack.c src/apr_v1.c src/apr_v2.c
+HDRS = src/mlrt.h src/internal.h src/json.h src/decompress.h src/msgpack.h
 
 WASM_API = alloc free error_code error_message status_name load dispose info predict inspect
 comma := ,
@@ -32,7 +33,8 @@ WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-wasi.wasm
 MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
          build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin
-FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json
+FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
+          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack
 
 .PHONY: all build deps test test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
@@ -50,6 +52,11 @@ build/wasm-simd/%.o: src/%.c $(HDRS)
 build/wasm-scalar/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(EMCC) $(EMCFLAGS) -c $< -o $@
+
+# Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
+# (the kernels, weight packing and the decompressors stay at -O3).
+WASM_SMALL = util tensorset json safetensors bintensors bin recognize load msgpack apr_v1 apr_v2 wasm_api
+$(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Os -std=c11
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	@mkdir -p wasm
@@ -77,7 +84,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/harness.h $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 

@@ -70,7 +70,7 @@ static mlrt_status tensor_info(cursor *c, mlrt_tensor *t) {
     uint64_t v;
     mlrt_status st;
     if ((st = varint(c, "a dtype", &v))) return st;
-    if (v >= MLRT_DTYPE_COUNT_)
+    if (v > MLRT_U64) /* the quantized types after it are .apr's */
         return mlrt_fail(c->err, MLRT_ERR_UNKNOWN_DTYPE, FMT ": unknown dtype discriminant %llu", (unsigned long long)v);
     t->dtype = (mlrt_dtype)v;
     size_t rank;

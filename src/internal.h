@@ -17,7 +17,8 @@
 
 /* ---- errors ---- */
 /* Sets err (may be NULL) to code + a printf-style message; returns code.
- * Supports %s %d %u %ld %lu %lld %llu %zu %x %c and %.*s (int, const char*). */
+ * Supports %s %d %u %ld %lu %lld %llu %zu %x %c and %.*s (int, const char*); %u and %x take a
+ * zero-padded width ("%04x"). */
 mlrt_status mlrt_fail(mlrt_error *err, mlrt_status code, const char *fmt, ...);
 int mlrt_vformat(char *buf, size_t cap, const char *fmt, va_list ap);
 
@@ -69,8 +70,10 @@ typedef struct mlrt_tensorset {
     mlrt_format format;
     mlrt_tensor *tensors;           /* [count], in file order (ascending begin) */
     size_t count;
-    mlrt_kv *meta;                  /* [meta_count] string -> string metadata */
+    mlrt_kv *meta;                  /* [meta_count] string -> string metadata (.apr v2: its top-level strings) */
     size_t meta_count;
+    char *meta_json;                /* the metadata as a JSON object when it is more than strings (.apr), or NULL */
+    char *extra_json;               /* more members for info and inspect ("\"apr\":{...}"), or NULL */
     size_t data_begin;              /* where the data section starts in the file */
 } mlrt_tensorset;
 
@@ -79,7 +82,7 @@ const mlrt_tensor *mlrt_tensorset_find(const mlrt_tensorset *ts, const char *nam
 const char *mlrt_tensorset_meta(const mlrt_tensorset *ts, const char *key); /* NULL if absent */
 void mlrt_json_metadata(mlrt_buf *b, const mlrt_tensorset *ts);             /* {"k":"v",...}; ts may be NULL */
 
-/* Checks shape product x element size == end - begin, with overflow checks. fmt_name: "safetensors". */
+/* Checks shape product -> bytes (mlrt_dtype_bytes) == end - begin, with overflow checks. fmt_name: "safetensors". */
 mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, mlrt_error *err);
 /* Sorts by begin and checks the ranges tile [0, data_len) exactly (offsets relative to data start). */
 mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, const char *fmt_name,
@@ -87,11 +90,15 @@ mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, c
 /* The u64 LE length SafeTensors and BinTensors begin with, checked against the limit and the file. */
 mlrt_status mlrt_read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,
                                     uint64_t *len, mlrt_error *err);
-bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out);
+bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out); /* SafeTensors names: BOOL..U64 */
+/* Bytes that count elements of dtype take (block-quantized: whole blocks); false on overflow. */
+bool mlrt_dtype_bytes(mlrt_dtype dtype, uint64_t count, uint64_t *bytes);
+bool mlrt_dtype_is_quantized(mlrt_dtype dtype);
 
 /* ---- format readers: fill *ts from the whole file, validating everything ---- */
 mlrt_status mlrt_read_safetensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
 mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
+mlrt_status mlrt_read_apr_v2(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
 
 /* ---- models ---- */
 typedef struct mlrt_dense {
@@ -135,10 +142,32 @@ mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtyp
 
 /* Format readers that build models. */
 mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err);
+/* ---- .apr v1 (apr_v1.c): one model in a checksummed container ---- */
+/* aprender's model types (the v1 header's u16); the ones mlrt runs: */
+#define MLRT_APR_LINEAR_REGRESSION 0x0001
+#define MLRT_APR_LOGISTIC_REGRESSION 0x0002
+#define MLRT_APR_NEURAL_SEQUENTIAL 0x0020
+const char *mlrt_apr_type_name(uint16_t code);                   /* "LinearRegression"; NULL if unknown */
+bool mlrt_apr_type_from_name(const char *name, uint16_t *code);
+
+/* A v1 file whose container is valid: checksum, header, sections, metadata. */
+typedef struct mlrt_apr_v1 {
+    uint16_t type;                  /* model type code */
+    uint8_t compression, flags;
+    uint32_t raw_size;              /* the payload's length before compression */
+    const uint8_t *payload;         /* [payload_size] in the file, from byte payload_at */
+    size_t payload_at, payload_size;
+    mlrt_tensorset ts;              /* no tensors: the metadata JSON and the "apr" member of info/inspect */
+} mlrt_apr_v1;
+/* expect: the model type the caller wants (0: any), checked right after the header. */
+mlrt_status mlrt_read_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt_apr_v1 *f, mlrt_error *err);
+/* Decrypts nothing: an encrypted payload is MLRT_ERR_ENCRYPTED. Does not free f. */
+mlrt_model *mlrt_apr_v1_model(const mlrt_apr_v1 *f, mlrt_error *err);
 mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_error *err);
 
 /* Element conversion for weights. */
 float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype);  /* float dtypes only */
+void mlrt_convert_to_f32(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n); /* n float elements */
 bool mlrt_dtype_is_float(mlrt_dtype dtype);
 
 /* ---- kernels (kernels_dense.c) ---- */
@@ -151,4 +180,3 @@ void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, fl
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
 
 #endif
-void mlrt_convert_to_f32(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n); /* n float elements */

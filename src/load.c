@@ -1,11 +1,16 @@
 /* load.c — recognising a file's format from its bytes, loading and inspecting it.
  *
  * Detection, in order:
- *   1. the exact .bin size for the dimensions in its first 12 bytes  -> bin
- *   2. byte 8 is '{'                                                -> SafeTensors
- *   3. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
+ *   1. magic "APRN"                                                 -> .apr v1
+ *      magic "APR2", or "APR\0" and a version in bytes 4..8            -> .apr v2
+ *      magic "APR1" (aprender's legacy format)                      -> refused: UNSUPPORTED
+ *      (as dimensions or a header length these bytes are beyond every limit, except "APR\0"
+ *      followed by four zero bytes: a SafeTensors/BinTensors header of 5,394,497 bytes)
+ *   2. the exact .bin size for the dimensions in its first 12 bytes  -> bin
+ *   3. byte 8 is '{'                                                -> SafeTensors
+ *   4. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
  *      header length in bytes 0..8 fits the file                     -> BinTensors
- *   4. anything else is read as .bin, whose errors then say what is wrong with it. */
+ *   5. anything else is read as .bin, whose errors then say what is wrong with it. */
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +23,17 @@ static bool looks_like_bin(const uint8_t *b, size_t n) {
     return p <= MLRT_MAX_PARAMS && (n == 12 + p * 4 || n == 12 + p * 8);
 }
 
-typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS } file_kind;
+typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS, KIND_APR_V1, KIND_APR_V2, KIND_APR_LEGACY } file_kind;
+
+static bool looks_like_apr_v2(const uint8_t *b, size_t n) {
+    if (n >= 4 && memcmp(b, "APR2", 4) == 0) return true;
+    return n >= 4 && memcmp(b, "APR\0", 4) == 0 && (n < 8 || mlrt_rd_u32(b + 4) != 0);
+}
 
 static file_kind detect(const uint8_t *b, size_t n) {
+    if (n >= 4 && memcmp(b, "APRN", 4) == 0) return KIND_APR_V1;
+    if (looks_like_apr_v2(b, n)) return KIND_APR_V2;
+    if (n >= 4 && memcmp(b, "APR1", 4) == 0) return KIND_APR_LEGACY;
     if (looks_like_bin(b, n)) return KIND_BIN;
     if (n >= 9 && b[8] == '{') return KIND_SAFETENSORS;
     if (n >= 9 && b[8] <= 1 && mlrt_rd_u64(b) <= n - 8) return KIND_BINTENSORS;
@@ -28,10 +41,55 @@ static file_kind detect(const uint8_t *b, size_t n) {
 }
 
 static mlrt_status read_tensors(const uint8_t *b, size_t n, file_kind k, mlrt_tensorset *ts, mlrt_error *err) {
+    if (k == KIND_APR_LEGACY)
+        return mlrt_fail(err, MLRT_ERR_UNSUPPORTED,
+                         "apr: the legacy APR1 format is not supported; save the model again with a current aprender");
+    if (k == KIND_APR_V2) return mlrt_read_apr_v2(b, n, ts, err);
     return k == KIND_SAFETENSORS ? mlrt_read_safetensors(b, n, ts, err) : mlrt_read_bintensors(b, n, ts, err);
 }
 
-mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err) {
+/* The aprender model type of a model mlrt built (for the expect option). */
+static uint16_t aprender_type(mlrt_kind kind) {
+    return kind == MLRT_KIND_MLP ? MLRT_APR_NEURAL_SEQUENTIAL
+         : kind == MLRT_KIND_LINEAR_REGRESSION ? MLRT_APR_LINEAR_REGRESSION : MLRT_APR_LOGISTIC_REGRESSION;
+}
+
+static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt_error *err) {
+    mlrt_apr_v1 f;
+    if (mlrt_read_apr_v1(b, n, expect, &f, err)) return NULL;
+    mlrt_model *m = mlrt_apr_v1_model(&f, err);
+    mlrt_tensorset_free(&f.ts);
+    return m;
+}
+
+static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_error *err) {
+    file_kind k = detect(b, n);
+    if (k == KIND_APR_V1) return load_apr_v1(b, n, expect, err); /* checks expect from the header */
+    mlrt_model *m = NULL;
+    mlrt_tensorset ts;
+    if (k == KIND_BIN) m = mlrt_load_bin(b, n, err);
+    else if (!read_tensors(b, n, k, &ts, err)) {
+        m = mlrt_model_from_tensors(b, &ts, err);
+        mlrt_tensorset_free(&ts);
+    }
+    if (m && expect && aprender_type(m->kind) != expect) {
+        mlrt_fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file holds a %s model (%s)",
+                  mlrt_apr_type_name(expect), mlrt_kind_name(m->kind), mlrt_apr_type_name(aprender_type(m->kind)));
+        mlrt_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt_load_options *options,
+                                    mlrt_error *err) {
+    uint16_t expect = 0;
+    if (options && options->expect && !mlrt_apr_type_from_name(options->expect, &expect)) {
+        mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT,
+                  "load: expect '%s' is not an aprender model type (LinearRegression, LogisticRegression, NeuralSequential, ...)",
+                  options->expect);
+        return NULL;
+    }
     if (!bytes && len) {
         mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "load: NULL bytes");
         return NULL;
@@ -40,13 +98,11 @@ mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *e
         mlrt_fail(err, MLRT_ERR_TRUNCATED, "load: the file is empty");
         return NULL;
     }
-    file_kind k = detect(bytes, len);
-    if (k == KIND_BIN) return mlrt_load_bin(bytes, len, err);
-    mlrt_tensorset ts;
-    if (read_tensors(bytes, len, k, &ts, err)) return NULL;
-    mlrt_model *m = mlrt_model_from_tensors(bytes, &ts, err);
-    mlrt_tensorset_free(&ts);
-    return m;
+    return load(bytes, len, expect, err);
+}
+
+mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err) {
+    return mlrt_load_from_bytes_ex(bytes, len, NULL, err);
 }
 
 static void json_tensor(mlrt_buf *b, const mlrt_tensor *t, size_t data_begin) {
@@ -85,6 +141,37 @@ static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
     return b.data;
 }
 
+/* ts's description; m: the model it makes, or NULL and why not. Frees m. */
+static char *inspect_tensorset(const mlrt_tensorset *ts, mlrt_model *m, const mlrt_error *why, mlrt_error *err) {
+    mlrt_buf b = {0};
+    mlrt_buf_printf(&b, "{\"format\":\"%s\",", mlrt_format_name(ts->format));
+    if (m) mlrt_buf_printf(&b, "\"modelKind\":\"%s\",", mlrt_kind_name(m->kind));
+    else {
+        mlrt_buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why->code));
+        mlrt_buf_json_string(&b, why->message, strlen(why->message));
+        mlrt_buf_puts(&b, "},");
+    }
+    mlrt_free(m);
+    mlrt_buf_puts(&b, "\"metadata\":");
+    mlrt_json_metadata(&b, ts);
+    if (ts->extra_json) {
+        mlrt_buf_puts(&b, ",");
+        mlrt_buf_puts(&b, ts->extra_json);
+    }
+    mlrt_buf_puts(&b, ",\"tensors\":[");
+    for (size_t i = 0; i < ts->count; i++) {
+        if (i) mlrt_buf_puts(&b, ",");
+        json_tensor(&b, &ts->tensors[i], ts->data_begin);
+    }
+    mlrt_buf_puts(&b, "]}");
+    if (b.oom) {
+        free(b.data);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
+        return NULL;
+    }
+    return b.data;
+}
+
 char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     if (!bytes || len == 0) {
         mlrt_fail(err, len ? MLRT_ERR_INVALID_ARGUMENT : MLRT_ERR_TRUNCATED, "inspect: %s",
@@ -93,33 +180,19 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     }
     file_kind k = detect(bytes, len);
     if (k == KIND_BIN) return inspect_bin(bytes, len, err);
+    /* Whether the file makes a model, and which, without keeping it. */
+    mlrt_error why;
+    char *js;
+    if (k == KIND_APR_V1) {
+        mlrt_apr_v1 f;
+        if (mlrt_read_apr_v1(bytes, len, 0, &f, err)) return NULL;
+        js = inspect_tensorset(&f.ts, mlrt_apr_v1_model(&f, &why), &why, err);
+        mlrt_tensorset_free(&f.ts);
+        return js;
+    }
     mlrt_tensorset ts;
     if (read_tensors(bytes, len, k, &ts, err)) return NULL;
-    /* Whether the tensors form a model, and which, without keeping it. */
-    mlrt_error why;
-    mlrt_model *m = mlrt_model_from_tensors(bytes, &ts, &why);
-    mlrt_buf b = {0};
-    mlrt_buf_printf(&b, "{\"format\":\"%s\",", mlrt_format_name(ts.format));
-    if (m) mlrt_buf_printf(&b, "\"modelKind\":\"%s\",", mlrt_kind_name(m->kind));
-    else {
-        mlrt_buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why.code));
-        mlrt_buf_json_string(&b, why.message, strlen(why.message));
-        mlrt_buf_puts(&b, "},");
-    }
-    mlrt_free(m);
-    mlrt_buf_puts(&b, "\"metadata\":");
-    mlrt_json_metadata(&b, &ts);
-    mlrt_buf_puts(&b, ",\"tensors\":[");
-    for (size_t i = 0; i < ts.count; i++) {
-        if (i) mlrt_buf_puts(&b, ",");
-        json_tensor(&b, &ts.tensors[i], ts.data_begin);
-    }
-    mlrt_buf_puts(&b, "]}");
+    js = inspect_tensorset(&ts, mlrt_model_from_tensors(bytes, &ts, &why), &why, err);
     mlrt_tensorset_free(&ts);
-    if (b.oom) {
-        free(b.data);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
-        return NULL;
-    }
-    return b.data;
+    return js;
 }

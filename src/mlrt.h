@@ -42,7 +42,14 @@ typedef enum mlrt_status {
     MLRT_ERR_UNSUPPORTED = 15,     /* a valid file using a feature mlrt does not implement */
     MLRT_ERR_OUT_OF_MEMORY = 16,
     MLRT_ERR_NON_FINITE = 17,      /* a weight or an input is NaN or infinite */
-    MLRT_STATUS_COUNT_ = 18
+    MLRT_ERR_CHECKSUM_MISMATCH = 18,     /* a stored CRC32 differs from the one of the bytes (.apr) */
+    MLRT_ERR_UNSUPPORTED_VERSION = 19,   /* a container version mlrt does not read (.apr) */
+    MLRT_ERR_UNSUPPORTED_MODEL_TYPE = 20,/* an .apr model type mlrt cannot run (KMeans, ...) */
+    MLRT_ERR_MODEL_TYPE_MISMATCH = 21,   /* the file holds another model type than the caller expected */
+    MLRT_ERR_ENCRYPTED = 22,             /* an encrypted .apr payload: the host must decrypt it first */
+    MLRT_ERR_INVALID_MSGPACK = 23,       /* MessagePack metadata that does not parse */
+    MLRT_ERR_BAD_PAYLOAD = 24,           /* an .apr payload that does not decode as its model type */
+    MLRT_STATUS_COUNT_ = 25
 } mlrt_status;
 
 #define MLRT_ERROR_MESSAGE_MAX 320
@@ -55,7 +62,8 @@ typedef struct mlrt_error {
 typedef enum mlrt_format {
     MLRT_FORMAT_BIN = 1,         /* raw MLP: 3 x i32 dims, then f64 or f32 weights */
     MLRT_FORMAT_SAFETENSORS = 2,
-    MLRT_FORMAT_BINTENSORS = 3
+    MLRT_FORMAT_BINTENSORS = 3,
+    MLRT_FORMAT_APR = 4          /* aprender's .apr: "APRN" (v1, one model) or "APR\0" (v2, tensors) */
 } mlrt_format;
 
 typedef enum mlrt_kind {
@@ -64,10 +72,15 @@ typedef enum mlrt_kind {
     MLRT_KIND_LOGISTIC_REGRESSION = 3  /* p = sigmoid(w.x + b), one output */
 } mlrt_kind;
 
-/* Element types, numbered as the SafeTensors/BinTensors Dtype enum. */
+/* Element types, numbered as the SafeTensors/BinTensors Dtype enum up to MLRT_U64; then the
+ * block-quantized types of .apr v2, which have no whole number of bytes per element. */
 typedef enum mlrt_dtype {
     MLRT_BOOL = 0, MLRT_U8, MLRT_I8, MLRT_F8_E5M2, MLRT_F8_E4M3, MLRT_I16, MLRT_U16,
     MLRT_F16, MLRT_BF16, MLRT_I32, MLRT_U32, MLRT_F32, MLRT_F64, MLRT_I64, MLRT_U64,
+    MLRT_APR_Q4,  /* per 32 elements: f16 scale + 16 bytes of 4-bit values */
+    MLRT_APR_Q8,  /* one f32 scale per tensor, then one i8 per element */
+    MLRT_Q4_K,    /* GGUF: 144 bytes per 256 elements */
+    MLRT_Q6_K,    /* GGUF: 210 bytes per 256 elements */
     MLRT_DTYPE_COUNT_
 } mlrt_dtype;
 
@@ -86,6 +99,17 @@ typedef struct mlrt_model mlrt_model;
 
 /* Loading. Returns NULL and fills *err (err may be NULL) on any problem. */
 mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err);
+
+typedef struct mlrt_load_options {
+    /* NULL, or the aprender model type the file must hold ("LinearRegression", "LogisticRegression",
+     * "NeuralSequential", ... as in .apr v1 headers); another one is MLRT_ERR_MODEL_TYPE_MISMATCH.
+     * .apr v1 files are checked by their header's type right after the header is read; every
+     * other file by the model it builds: mlp = NeuralSequential, linear_regression =
+     * LinearRegression, logistic_regression = LogisticRegression. */
+    const char *expect;
+} mlrt_load_options;
+mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt_load_options *options,
+                                    mlrt_error *err);
 void mlrt_free(mlrt_model *model);
 
 /* Inference. in: inputs floats (x n), out: outputs floats (x n). Inputs must be finite. */
@@ -105,7 +129,8 @@ mlrt_layer_info mlrt_layer(const mlrt_model *model, size_t i);
  * Owned by the model; valid until mlrt_free. */
 const char *mlrt_model_info_json(const mlrt_model *model);
 
-/* Lists the tensors and metadata of any valid tensor file without building a model.
+/* Lists the tensors and metadata of any valid tensor file (for .apr also the container's header)
+ * without building a model; a valid file that makes no model mlrt runs says why in "notAModel".
  * Returns a malloc'd NUL-terminated JSON object (free with mlrt_string_free), or NULL with *err. */
 char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err);
 void mlrt_string_free(char *s);
@@ -116,7 +141,7 @@ const char *mlrt_format_name(mlrt_format format);    /* "safetensors" */
 const char *mlrt_kind_name(mlrt_kind kind);          /* "mlp" */
 const char *mlrt_dtype_name(mlrt_dtype dtype);       /* "F32" */
 const char *mlrt_activation_name(mlrt_activation a); /* "relu" */
-size_t mlrt_dtype_size(mlrt_dtype dtype);            /* bytes per element */
+size_t mlrt_dtype_size(mlrt_dtype dtype);            /* bytes per element; 0 for block-quantized types */
 
 #ifdef __cplusplus
 }

@@ -130,6 +130,10 @@ static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
                         m->layers[i].in, m->layers[i].out, mlrt_activation_name(m->layers[i].act));
     mlrt_buf_puts(&b, "],\"metadata\":");
     mlrt_json_metadata(&b, ts);
+    if (ts && ts->extra_json) {
+        mlrt_buf_puts(&b, ",");
+        mlrt_buf_puts(&b, ts->extra_json);
+    }
     mlrt_buf_puts(&b, "}");
     if (b.oom) { free(b.data); return NULL; }
     return b.data;

@@ -1,12 +1,14 @@
 /* recognize.c — which model a set of named tensors is.
  *
- *   linear regression    'coefficients' [n] + 'intercept' [1]
- *   logistic regression  the same + __metadata__ model_type = "logistic_regression"
+ *   linear regression    'coefficients' [n] + 'intercept' [1], or 'weights' [n] + 'bias' [1] when
+ *                        metadata model_type is "linear_regression" (aprender's .apr v2 files)
+ *   logistic regression  the same + metadata model_type = "logistic_regression"
  *   MLP (PyTorch)        '<prefix>.weight' [out, in] (+ '<prefix>.bias' [out]) per layer,
  *                        layers in natural order of prefix: fc1 < fc2 < fc10, layers.0 < layers.2
  *   MLP (aprender)       '0', '1', ... in parameter order: weight [out, in], then bias [out]
  * MLP activations come from __metadata__ "activations" ("relu,relu,softmax"); by default
- * ReLU between layers and softmax at the end (identity when there is a single output). */
+ * ReLU between layers and softmax at the end (identity when there is a single output).
+ * Quantized weights are recognised but refused: quantized inference is not implemented yet. */
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,9 @@ static mlrt_status read_activations(ctx *c, mlrt_dense_src *src, uint32_t n) {
 /* --------------------------------------------------------------- layers */
 
 static mlrt_status float_tensor(ctx *c, const mlrt_tensor *t) {
+    if (mlrt_dtype_is_quantized(t->dtype))
+        return mlrt_fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: tensor '%s' is %s: quantized inference is not implemented yet",
+                         c->fmt, t->name, mlrt_dtype_name(t->dtype));
     if (!mlrt_dtype_is_float(t->dtype))
         return mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is %s; weights must be F16, BF16, F32 or F64",
                          c->fmt, t->name, mlrt_dtype_name(t->dtype));
@@ -245,29 +250,42 @@ static mlrt_model *pytorch_mlp(ctx *c) {
 
 /* ---------------------------------------------------------- regression */
 
-static mlrt_model *regression(ctx *c, const mlrt_tensor *coef) {
-    const mlrt_tensor *icpt = mlrt_tensorset_find(c->ts, "intercept");
-    if (!icpt || c->ts->count != 2) {
-        mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly 'coefficients' and 'intercept'%s",
-                  c->fmt, icpt ? "; other tensors are present" : "; 'intercept' is missing");
+/* The whole model_type value, or NULL (also when it holds a NUL). */
+static const char *model_type(ctx *c) {
+    size_t len = 0;
+    const char *t = meta_value(c->ts, "model_type", &len);
+    return t && strlen(t) == len ? t : NULL;
+}
+
+static bool type_is(const char *type, const char *snake, const char *camel) {
+    return type && (strcmp(type, snake) == 0 || strcmp(type, camel) == 0);
+}
+
+static mlrt_model *regression(ctx *c, const mlrt_tensor *coef, const char *icpt_name) {
+    const mlrt_tensor *icpt = mlrt_tensorset_find(c->ts, icpt_name);
+    if (!icpt) {
+        mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; '%s' is missing",
+                  c->fmt, coef->name, icpt_name, icpt_name);
+        return NULL;
+    }
+    if (c->ts->count != 2) {
+        mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; other tensors are present",
+                  c->fmt, coef->name, icpt_name);
         return NULL;
     }
     if (float_tensor(c, coef) || float_tensor(c, icpt)) return NULL;
     bool vector = coef->rank == 1 || (coef->rank == 2 && (coef->shape[0] == 1 || coef->shape[1] == 1));
     if (!vector || coef->count == 0 || coef->count > MLRT_MAX_DIM) {
-        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: 'coefficients' must be a vector of 1..%u values", c->fmt,
+        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must be a vector of 1..%u values", c->fmt, coef->name,
                   MLRT_MAX_DIM);
         return NULL;
     }
     if (icpt->count != 1 || icpt->rank > 1) {
-        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: 'intercept' must hold exactly one value, has %llu", c->fmt,
-                  (unsigned long long)icpt->count);
+        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must hold exactly one value, has %llu", c->fmt,
+                  icpt->name, (unsigned long long)icpt->count);
         return NULL;
     }
-    size_t tlen = 0;
-    const char *type = meta_value(c->ts, "model_type", &tlen);
-    bool logistic = type && strlen(type) == tlen &&
-                    (strcmp(type, "logistic_regression") == 0 || strcmp(type, "LogisticRegression") == 0);
+    bool logistic = type_is(model_type(c), "logistic_regression", "LogisticRegression");
     mlrt_dense_src src = {coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
                           c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY};
     return mlrt_model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
@@ -281,7 +299,12 @@ mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *t
         return NULL;
     }
     const mlrt_tensor *coef = mlrt_tensorset_find(ts, "coefficients");
-    if (coef) return regression(&c, coef);
+    if (coef) return regression(&c, coef, "intercept");
+    const char *type = model_type(&c);
+    coef = mlrt_tensorset_find(ts, "weights");
+    if (coef && (type_is(type, "linear_regression", "LinearRegression") ||
+                 type_is(type, "logistic_regression", "LogisticRegression")))
+        return regression(&c, coef, "bias");
     uint64_t k;
     if (decimal_name(&ts->tensors[0], &k)) return numbered_mlp(&c);
     for (size_t i = 0; i < ts->count; i++) {

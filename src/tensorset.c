@@ -1,4 +1,4 @@
-/* tensorset.c — the validated list of tensors that SafeTensors and BinTensors files share. */
+/* tensorset.c — the validated list of tensors that SafeTensors, BinTensors and .apr v2 files share. */
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,8 @@ void mlrt_tensorset_free(mlrt_tensorset *ts) {
     }
     free(ts->tensors);
     free(ts->meta);
+    free(ts->meta_json);
+    free(ts->extra_json);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -34,7 +36,7 @@ mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, m
         if (!mlrt_mul_u64(count, t->shape[d], &count))
             return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' shape product overflows",
                              fmt_name, t->name);
-    if (!mlrt_mul_u64(count, mlrt_dtype_size(t->dtype), &bytes))
+    if (!mlrt_dtype_bytes(t->dtype, count, &bytes))
         return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' byte size overflows", fmt_name,
                          t->name);
     if (t->end < t->begin)
@@ -81,6 +83,7 @@ mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, c
 }
 
 void mlrt_json_metadata(mlrt_buf *b, const mlrt_tensorset *ts) {
+    if (ts && ts->meta_json) { mlrt_buf_puts(b, ts->meta_json); return; }
     mlrt_buf_puts(b, "{");
     for (size_t i = 0; ts && i < ts->meta_count; i++) {
         if (i) mlrt_buf_puts(b, ",");

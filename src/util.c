@@ -10,6 +10,8 @@ static const char *const status_names[MLRT_STATUS_COUNT_] = {
     "OK", "INVALID_ARGUMENT", "UNKNOWN_FORMAT", "TRUNCATED", "SIZE_MISMATCH", "BAD_DIMENSIONS",
     "SHAPE_OVERFLOW", "BAD_OFFSETS", "UNKNOWN_DTYPE", "INVALID_UTF8", "INVALID_JSON",
     "DUPLICATE_KEY", "HEADER_TOO_LARGE", "BAD_HEADER", "NOT_A_MODEL", "UNSUPPORTED", "OUT_OF_MEMORY", "NON_FINITE",
+    "CHECKSUM_MISMATCH", "UNSUPPORTED_VERSION", "UNSUPPORTED_MODEL_TYPE", "MODEL_TYPE_MISMATCH", "ENCRYPTED",
+    "INVALID_MSGPACK", "BAD_PAYLOAD",
 };
 
 const char *mlrt_status_name(mlrt_status code) {
@@ -21,6 +23,7 @@ const char *mlrt_format_name(mlrt_format f) {
     case MLRT_FORMAT_BIN: return "bin";
     case MLRT_FORMAT_SAFETENSORS: return "safetensors";
     case MLRT_FORMAT_BINTENSORS: return "bintensors";
+    case MLRT_FORMAT_APR: return "apr";
     }
     return "unknown";
 }
@@ -34,9 +37,12 @@ const char *mlrt_kind_name(mlrt_kind k) {
     return "unknown";
 }
 
-static const struct { const char *name; uint8_t size; } dtypes[MLRT_DTYPE_COUNT_] = {
-    {"BOOL", 1}, {"U8", 1}, {"I8", 1}, {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2},
-    {"F16", 2}, {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4}, {"F64", 8}, {"I64", 8}, {"U64", 8},
+/* bytes for n elements = ceil(n / block) * block_bytes + header; size: per element, 0 if blocked */
+static const struct { const char *name; uint8_t size; uint16_t block, block_bytes; uint8_t header; } dtypes[MLRT_DTYPE_COUNT_] = {
+    {"BOOL", 1, 1, 1, 0}, {"U8", 1, 1, 1, 0}, {"I8", 1, 1, 1, 0}, {"F8_E5M2", 1, 1, 1, 0}, {"F8_E4M3", 1, 1, 1, 0},
+    {"I16", 2, 1, 2, 0}, {"U16", 2, 1, 2, 0}, {"F16", 2, 1, 2, 0}, {"BF16", 2, 1, 2, 0}, {"I32", 4, 1, 4, 0},
+    {"U32", 4, 1, 4, 0}, {"F32", 4, 1, 4, 0}, {"F64", 8, 1, 8, 0}, {"I64", 8, 1, 8, 0}, {"U64", 8, 1, 8, 0},
+    {"APR_Q4", 0, 32, 18, 0}, {"APR_Q8", 0, 1, 1, 4}, {"Q4_K", 0, 256, 144, 0}, {"Q6_K", 0, 256, 210, 0},
 };
 
 const char *mlrt_dtype_name(mlrt_dtype d) {
@@ -47,8 +53,18 @@ size_t mlrt_dtype_size(mlrt_dtype d) {
     return (unsigned)d < MLRT_DTYPE_COUNT_ ? dtypes[d].size : 0;
 }
 
+bool mlrt_dtype_bytes(mlrt_dtype d, uint64_t count, uint64_t *bytes) {
+    if ((unsigned)d >= MLRT_DTYPE_COUNT_) return false;
+    uint64_t blocks = count / dtypes[d].block + (count % dtypes[d].block != 0);
+    return mlrt_mul_u64(blocks, dtypes[d].block_bytes, bytes) && mlrt_add_u64(*bytes, dtypes[d].header, bytes);
+}
+
+bool mlrt_dtype_is_quantized(mlrt_dtype d) {
+    return d >= MLRT_APR_Q4 && d < MLRT_DTYPE_COUNT_;
+}
+
 bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out) {
-    for (int i = 0; i < MLRT_DTYPE_COUNT_; i++) {
+    for (int i = 0; i <= MLRT_U64; i++) {
         if (strlen(dtypes[i].name) == n && memcmp(dtypes[i].name, s, n) == 0) {
             *out = (mlrt_dtype)i;
             return true;
@@ -82,16 +98,17 @@ static void out_s(out *o, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) out_c(o, s[i]);
 }
 
-static void out_u(out *o, unsigned long long v, unsigned base) {
+static void out_u(out *o, unsigned long long v, unsigned base, int width) {
     char tmp[24];
     int n = 0;
     do { tmp[n++] = "0123456789abcdef"[v % base]; v /= base; } while (v);
+    for (int i = n; i < width; i++) out_c(o, '0');
     while (n) out_c(o, tmp[--n]);
 }
 
 static void out_i(out *o, long long v) {
-    if (v < 0) { out_c(o, '-'); out_u(o, 0ull - (unsigned long long)v, 10); }
-    else out_u(o, (unsigned long long)v, 10);
+    if (v < 0) { out_c(o, '-'); out_u(o, 0ull - (unsigned long long)v, 10, 0); }
+    else out_u(o, (unsigned long long)v, 10, 0);
 }
 
 /* Writes at most cap-1 chars + NUL; returns the length it wanted. Untrusted strings
@@ -101,8 +118,9 @@ int mlrt_vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
     for (const char *f = fmt; *f; f++) {
         if (*f != '%') { out_c(&o, *f); continue; }
         f++;
-        int lng = 0, zsize = 0, prec = -1;
+        int lng = 0, zsize = 0, prec = -1, width = 0;
         if (f[0] == '.' && f[1] == '*') { prec = va_arg(ap, int); f += 2; }
+        if (*f == '0') while (*++f >= '0' && *f <= '9') width = width * 10 + (*f - '0');
         while (*f == 'l') { lng++; f++; }
         if (*f == 'z') { zsize = 1; f++; }
         switch (*f) {
@@ -113,7 +131,7 @@ int mlrt_vformat(char *buf, size_t cap, const char *fmt, va_list ap) {
         case 'x':
             out_u(&o, zsize ? va_arg(ap, size_t) : lng >= 2 ? va_arg(ap, unsigned long long)
                                    : lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned),
-                  *f == 'x' ? 16 : 10);
+                  *f == 'x' ? 16 : 10, width);
             break;
         case 'c': out_c(&o, (char)va_arg(ap, int)); break;
         case 's': {

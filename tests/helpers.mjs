@@ -142,3 +142,156 @@ export function expectCode(assert, fn, code, messagePart) {
   return err;
 }
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+// ------------------------------------------------------- .apr builders (test-only)
+
+const CRC_TABLE = Uint32Array.from({ length: 256 }, (_, b) => {
+  let c = b;
+  for (let i = 0; i < 8; i++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  return c >>> 0;
+});
+
+/** zlib's crc32 of bytes (what .apr stores). */
+export function crc32(bytes) {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** Bytes from hex text ("41 50 52 4e", whitespace ignored). */
+export const fromHex = (s) => Uint8Array.from(s.replace(/\s+/g, '').match(/../g) ?? [], (h) => parseInt(h, 16));
+
+const le = (bytes, write) => { const b = new Uint8Array(bytes); write(new DataView(b.buffer)); return b; };
+export const u8 = (v) => Uint8Array.of(v);
+export const u16le = (v) => le(2, (d) => d.setUint16(0, v, true));
+export const u32le = (v) => le(4, (d) => d.setUint32(0, v, true));
+export const f32le = (v) => le(4, (d) => d.setFloat32(0, v, true));
+
+/** bincode 1 Vec<f32> (u64 count, then the floats). */
+export const bincodeF32s = (values) => concat(u64le(values.length), f32bytes(values));
+
+// MessagePack, as rmp-serde writes it: maps from objects (or MsgpackMap entries, which may repeat a
+// key), integers in the smallest encoding (BigInt for 64-bit), other numbers as float64,
+// MsgpackF32 as float32, Uint8Array as bin, MsgpackRaw spliced in as is.
+export class MsgpackF32 { constructor(v) { this.value = v; } }
+export class MsgpackRaw { constructor(bytes) { this.bytes = bytes; } }
+export class MsgpackMap { constructor(entries) { this.entries = entries; } }
+
+const be = (bytes, write) => { const b = new Uint8Array(bytes); write(new DataView(b.buffer)); return b; };
+function mpLength(n, fix, fixMax, t8, t16, t32) {
+  if (n <= fixMax && fix !== null) return u8(fix | n);
+  if (n < 256 && t8 !== null) return Uint8Array.of(t8, n);
+  if (n < 65536) return concat(u8(t16), be(2, (d) => d.setUint16(0, n)));
+  return concat(u8(t32), be(4, (d) => d.setUint32(0, n)));
+}
+export function msgpack(v) {
+  if (v === null || v === undefined) return u8(0xc0);
+  if (v === false || v === true) return u8(v ? 0xc3 : 0xc2);
+  if (v instanceof MsgpackRaw) return v.bytes;
+  if (v instanceof MsgpackF32) return concat(u8(0xca), be(4, (d) => d.setFloat32(0, v.value)));
+  if (typeof v === 'bigint') {
+    return v < 0n ? concat(u8(0xd3), be(8, (d) => d.setBigInt64(0, v))) : concat(u8(0xcf), be(8, (d) => d.setBigUint64(0, v)));
+  }
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v) || Object.is(v, -0) || Math.abs(v) >= 2 ** 63) return concat(u8(0xcb), be(8, (d) => d.setFloat64(0, v)));
+    if (v >= 0 && v < 128) return u8(v);
+    if (v < 0 && v >= -32) return u8(v & 0xff);
+    if (v >= 0) {
+      if (v < 256) return Uint8Array.of(0xcc, v);
+      if (v < 65536) return concat(u8(0xcd), be(2, (d) => d.setUint16(0, v)));
+      if (v < 2 ** 32) return concat(u8(0xce), be(4, (d) => d.setUint32(0, v)));
+      return concat(u8(0xcf), be(8, (d) => d.setBigUint64(0, BigInt(v))));
+    }
+    if (v >= -128) return Uint8Array.of(0xd0, v & 0xff);
+    if (v >= -32768) return concat(u8(0xd1), be(2, (d) => d.setInt16(0, v)));
+    if (v >= -(2 ** 31)) return concat(u8(0xd2), be(4, (d) => d.setInt32(0, v)));
+    return concat(u8(0xd3), be(8, (d) => d.setBigInt64(0, BigInt(v))));
+  }
+  if (typeof v === 'string') {
+    const s = enc.encode(v);
+    return concat(mpLength(s.length, 0xa0, 31, 0xd9, 0xda, 0xdb), s);
+  }
+  if (v instanceof Uint8Array) return concat(mpLength(v.length, null, -1, 0xc4, 0xc5, 0xc6), v);
+  if (Array.isArray(v)) return concat(mpLength(v.length, 0x90, 15, null, 0xdc, 0xdd), ...v.map(msgpack));
+  const entries = v instanceof MsgpackMap ? v.entries : Object.entries(v);
+  return concat(mpLength(entries.length, 0x80, 15, null, 0xde, 0xdf), ...entries.flatMap(([k, x]) => [msgpack(k), msgpack(x)]));
+}
+
+export const APR_TYPE = { LinearRegression: 1, LogisticRegression: 2, KMeans: 6, NeuralSequential: 0x20, Custom: 0xff };
+export const APR_DEFAULT_META = { created_at: '1700000000', aprender_version: '0.0.0-test' };
+
+/** Writes the last 4 bytes: the crc32 of everything before them (after a test edited the file). */
+export function withV1Crc(file) {
+  const f = file.slice();
+  new DataView(f.buffer).setUint32(f.length - 4, crc32(f.subarray(0, f.length - 4)), true);
+  return f;
+}
+
+/**
+ * An APRN (.apr v1) file. payload: the stored payload bytes (already compressed/encrypted when
+ * compression/flags say so); rawSize defaults to payload.length; signature: 96 bytes appended
+ * after the payload; metadata: a value for msgpack() or raw bytes.
+ */
+export function aprV1({ type = 1, payload, metadata = APR_DEFAULT_META, compression = 0, flags = 0, quality = 0,
+  major = 1, minor = 0, rawSize, signature, reserved = new Uint8Array(9) }) {
+  const meta = metadata instanceof Uint8Array ? metadata : msgpack(metadata);
+  const header = concat(enc.encode('APRN'), Uint8Array.of(major, minor), u16le(type), u32le(meta.length),
+    u32le(payload.length), u32le(rawSize ?? payload.length), Uint8Array.of(compression, flags, quality), reserved);
+  return withV1Crc(concat(header, meta, payload, signature ?? new Uint8Array(0), new Uint8Array(4)));
+}
+
+export const APR_DTYPE = { F32: 0, F16: 1, F64: 3, I32: 4, I64: 5, I8: 6, U8: 7, BF16: 30, APR_Q4: 128, APR_Q8: 129, Q4_K: 12, Q6_K: 14 };
+const align64 = (n) => Math.ceil(n / 64) * 64;
+const pad64 = (b) => concat(b, new Uint8Array(align64(b.length) - b.length));
+
+/** Recomputes both .apr v2 checksums (header bytes 0..40 ‖ 44..64 at 40; the footer). */
+export function withV2Crcs(file) {
+  const f = file.slice();
+  const dv = new DataView(f.buffer);
+  dv.setUint32(40, crc32(concat(f.subarray(0, 40), f.subarray(44, 64))), true);
+  dv.setUint32(f.length - 4, crc32(f.subarray(0, f.length - 4)), true);
+  return f;
+}
+
+/** One index entry. */
+export function aprV2Entry({ name, dtype, shape, offset, size }) {
+  const n = enc.encode(name);
+  return concat(u16le(n.length), n, Uint8Array.of(dtype, shape.length), ...shape.map(u64le), u64le(offset), u64le(size));
+}
+
+/**
+ * An APR\0 (.apr v2) file. tensors: [{ name, dtype (id or APR_DTYPE name), shape, data }], written
+ * sorted by name (sort: false keeps the given order) with data in the same order, each padded to 64.
+ * metadata: an object or raw JSON text. entries (raw index bytes) and count replace the index that
+ * the tensors would get, for malformed files and other data orders.
+ */
+export function aprV2({ metadata = { model_type: 'mlp' }, tensors, flags = 0x0400, magic = 'APR\0', major = 2, minor = 0,
+  sort = true, entries, count }) {
+  const list = sort ? [...tensors].sort((a, b) => Buffer.compare(enc.encode(a.name), enc.encode(b.name))) : tensors;
+  const json = enc.encode(typeof metadata === 'string' ? metadata : JSON.stringify(metadata));
+  let at = 0;
+  const own = list.map((t) => {
+    const dtype = typeof t.dtype === 'string' ? APR_DTYPE[t.dtype] : t.dtype;
+    const e = aprV2Entry({ name: t.name, dtype, shape: t.shape, offset: at, size: t.data.length });
+    at += align64(t.data.length);
+    return e;
+  });
+  const blobs = list.map((t) => pad64(t.data));
+  const index = entries ?? concat(...own);
+  const indexAt = 64 + align64(json.length), dataAt = indexAt + align64(index.length);
+  const header = concat(enc.encode(magic), Uint8Array.of(major, minor), u16le(flags), u32le(count ?? list.length), u64le(64),
+    u32le(json.length), u64le(indexAt), u64le(dataAt), new Uint8Array(24));
+  return withV2Crcs(concat(header, pad64(json), pad64(index), ...blobs, new Uint8Array(4)));
+}
+
+/** Tensors of a SafeTensors file: { name: { dtype, shape, bytes } } (for re-packing test weights). */
+export function readSafetensors(bytes) {
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    out[name] = { dtype: t.dtype, shape: t.shape, bytes: bytes.slice(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]) };
+  }
+  return out;
+}

@@ -5,7 +5,9 @@ export type MlrtErrorCode =
   | 'INVALID_ARGUMENT' | 'UNKNOWN_FORMAT' | 'TRUNCATED' | 'SIZE_MISMATCH' | 'BAD_DIMENSIONS'
   | 'SHAPE_OVERFLOW' | 'BAD_OFFSETS' | 'UNKNOWN_DTYPE' | 'INVALID_UTF8' | 'INVALID_JSON'
   | 'DUPLICATE_KEY' | 'HEADER_TOO_LARGE' | 'BAD_HEADER' | 'NOT_A_MODEL' | 'UNSUPPORTED'
-  | 'OUT_OF_MEMORY' | 'NON_FINITE' | 'DISPOSED' | 'WASM_LOAD_FAILED' | 'INTERNAL';
+  | 'OUT_OF_MEMORY' | 'NON_FINITE' | 'CHECKSUM_MISMATCH' | 'UNSUPPORTED_VERSION' | 'UNSUPPORTED_MODEL_TYPE'
+  | 'MODEL_TYPE_MISMATCH' | 'ENCRYPTED' | 'INVALID_MSGPACK' | 'BAD_PAYLOAD'
+  | 'DISPOSED' | 'WASM_LOAD_FAILED' | 'INTERNAL';
 
 export class MlrtError extends Error {
   readonly name: 'MlrtError';
@@ -13,12 +15,57 @@ export class MlrtError extends Error {
   constructor(code: MlrtErrorCode, message: string);
 }
 
-export type Format = 'bin' | 'safetensors' | 'bintensors';
+export type Format = 'bin' | 'safetensors' | 'bintensors' | 'apr';
 export type ModelKind = 'mlp' | 'linear_regression' | 'logistic_regression';
 export type DType =
   | 'BOOL' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'I16' | 'U16' | 'F16' | 'BF16'
-  | 'I32' | 'U32' | 'F32' | 'F64' | 'I64' | 'U64';
+  | 'I32' | 'U32' | 'F32' | 'F64' | 'I64' | 'U64'
+  /** block-quantized (.apr v2): inspected, not yet run */
+  | 'APR_Q4' | 'APR_Q8' | 'Q4_K' | 'Q6_K';
 export type Activation = 'identity' | 'relu' | 'sigmoid' | 'tanh' | 'softmax' | 'gelu' | 'leaky_relu' | 'silu';
+
+/** aprender's model types (.apr v1 headers), as `expect` takes them. */
+export type AprModelType =
+  | 'LinearRegression' | 'LogisticRegression' | 'DecisionTree' | 'RandomForest' | 'GradientBoosting'
+  | 'KMeans' | 'Pca' | 'NaiveBayes' | 'Knn' | 'Svm' | 'NgramLm' | 'Tfidf' | 'CountVectorizer'
+  | 'NeuralSequential' | 'NeuralCustom' | 'ContentRecommender' | 'MixtureOfExperts' | 'Custom';
+
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** String -> string for SafeTensors/BinTensors; any JSON for .apr (v1: its MessagePack metadata). */
+export type Metadata = Readonly<Record<string, JsonValue>>;
+
+export interface ByteRange {
+  readonly byteOffset: number;
+  readonly byteLength: number;
+}
+
+/** The .apr container: `info.apr` and `inspect().apr` for .apr files. */
+export interface AprContainer {
+  /** 'APRN' (v1: one model) or 'APR\0' / 'APR2' (v2: tensors). */
+  readonly magic: 'APRN' | 'APR\0' | 'APR2';
+  readonly version: string;
+  /** Names of the header's flag bits, e.g. ['SIGNED'], ['LAYOUT_ROW_MAJOR']. */
+  readonly flags: readonly string[];
+  readonly metadataBytes: ByteRange;
+  // v1 only
+  readonly modelType?: AprModelType;
+  readonly modelTypeCode?: number;
+  readonly compression?: 'None' | 'ZstdDefault' | 'ZstdMax' | 'Lz4';
+  readonly qualityScore?: number;
+  readonly encrypted?: boolean;
+  readonly signed?: boolean;
+  readonly uncompressedSize?: number;
+  readonly payloadBytes?: ByteRange;
+  /** Signed files: the Ed25519 signature, the signer's public key, and the signed message
+   * (header ‖ metadata ‖ payload). mlrt does not verify the signature. */
+  readonly signatureBytes?: ByteRange;
+  readonly publicKeyBytes?: ByteRange;
+  readonly signedBytes?: ByteRange;
+  // v2 only
+  readonly indexBytes?: ByteRange;
+  readonly dataOffset?: number;
+}
 
 export interface TensorInfo {
   readonly name: string;
@@ -35,7 +82,9 @@ export interface Inspection {
   readonly modelKind?: ModelKind;
   /** Present when they do not: why loadFromBytes would refuse them. */
   readonly notAModel?: { readonly code: MlrtErrorCode; readonly message: string };
-  readonly metadata: Readonly<Record<string, string>>;
+  readonly metadata: Metadata;
+  readonly apr?: AprContainer;
+  /** Empty for .apr v1 (one bincode payload, no tensor list). */
   readonly tensors: readonly TensorInfo[];
 }
 
@@ -54,7 +103,15 @@ export interface ModelInfo {
   readonly dtype: DType;
   readonly params: number;
   readonly layers: readonly LayerInfo[];
-  readonly metadata: Readonly<Record<string, string>>;
+  readonly metadata: Metadata;
+  readonly apr?: AprContainer;
+}
+
+export interface LoadOptions {
+  /** The aprender model type the file must hold, else MODEL_TYPE_MISMATCH. .apr v1 files are checked
+   * by their header's type; others by the model they make: mlp = 'NeuralSequential',
+   * linear_regression = 'LinearRegression', logistic_regression = 'LogisticRegression'. */
+  expect?: AprModelType;
 }
 
 export interface Model {
@@ -73,7 +130,7 @@ export interface Runtime {
   /** Bytes of wasm memory (grows, never shrinks). */
   readonly memoryBytes: number;
   inspect(bytes: Uint8Array | ArrayBuffer): Inspection;
-  loadFromBytes(bytes: Uint8Array | ArrayBuffer): Model;
+  loadFromBytes(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Model;
 }
 
 export interface RuntimeOptions {

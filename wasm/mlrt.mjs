@@ -72,6 +72,7 @@ function importsFor(module) {
 }
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 /**
  * Creates a runtime: one wasm instance whose memory holds every model loaded through it.
@@ -149,6 +150,21 @@ class Runtime {
     }
   }
 
+  // A NUL-terminated copy of s (or 0 for undefined) in wasm memory for the duration of fn(ptr).
+  _withString(s, fn) {
+    if (s === undefined) return fn(0);
+    const utf8 = encoder.encode(s);
+    const ptr = this._alloc(utf8.length + 1);
+    try {
+      const u8 = this._u8();
+      u8.set(utf8, ptr);
+      u8[ptr + utf8.length] = 0;
+      return fn(ptr);
+    } finally {
+      this.#x.mlrt_wasm_free(ptr);
+    }
+  }
+
   /** Lists a file's tensors and metadata without building a model. */
   inspect(bytes) {
     const x = this.#x;
@@ -161,10 +177,18 @@ class Runtime {
     }
   }
 
-  /** Loads a model from a file's bytes; the bytes may be reused afterwards. */
-  loadFromBytes(bytes) {
+  /**
+   * Loads a model from a file's bytes; the bytes may be reused afterwards.
+   * options.expect: the aprender model type the file must hold ('LinearRegression', ...).
+   */
+  loadFromBytes(bytes, options = {}) {
     const x = this.#x;
-    const handle = this._withBytes(bytes, 'loadFromBytes', (ptr, len) => x.mlrt_wasm_load(ptr, len));
+    const { expect } = options ?? {};
+    if (expect !== undefined && (typeof expect !== 'string' || expect.includes('\0'))) {
+      throw new MlrtError('INVALID_ARGUMENT', 'loadFromBytes: options.expect must be a string without NUL');
+    }
+    const handle = this._withBytes(bytes, 'loadFromBytes',
+      (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e)));
     if (!handle) throw this._error();
     const info = deepFreeze(JSON.parse(this._string(x.mlrt_wasm_info(handle))));
     const handles = { model: handle, io: 0 };

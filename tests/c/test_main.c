@@ -17,7 +17,9 @@ static void test_status_names(void) {
     static const char *const want[] = {
         "OK", "INVALID_ARGUMENT", "UNKNOWN_FORMAT", "TRUNCATED", "SIZE_MISMATCH", "BAD_DIMENSIONS",
         "SHAPE_OVERFLOW", "BAD_OFFSETS", "UNKNOWN_DTYPE", "INVALID_UTF8", "INVALID_JSON", "DUPLICATE_KEY",
-        "HEADER_TOO_LARGE", "BAD_HEADER", "NOT_A_MODEL", "UNSUPPORTED", "OUT_OF_MEMORY", "NON_FINITE"};
+        "HEADER_TOO_LARGE", "BAD_HEADER", "NOT_A_MODEL", "UNSUPPORTED", "OUT_OF_MEMORY", "NON_FINITE",
+        "CHECKSUM_MISMATCH", "UNSUPPORTED_VERSION", "UNSUPPORTED_MODEL_TYPE", "MODEL_TYPE_MISMATCH", "ENCRYPTED",
+        "INVALID_MSGPACK", "BAD_PAYLOAD"};
     CHECK_INT(LEN(want), MLRT_STATUS_COUNT_);
     for (int i = 0; i < MLRT_STATUS_COUNT_; i++) CHECK_STR(mlrt_status_name((mlrt_status)i), want[i]);
     CHECK_STR(mlrt_status_name(MLRT_ERR_BAD_OFFSETS), "BAD_OFFSETS");
@@ -27,8 +29,11 @@ static void test_status_names(void) {
 }
 
 static void test_dtype_format_kind_activation_names(void) {
-    for (int i = 0; i < MLRT_DTYPE_COUNT_; i++) CHECK_STR(mlrt_dtype_name((mlrt_dtype)i), DTYPE_NAMES[i]);
-    static const size_t sizes[] = {1, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 8, 8, 8};
+    static const char *const names[] = {"BOOL", "U8",  "I8",  "F8_E5M2", "F8_E4M3", "I16",    "U16",    "F16",  "BF16", "I32",
+                                        "U32",  "F32", "F64", "I64",     "U64",     "APR_Q4", "APR_Q8", "Q4_K", "Q6_K"};
+    static const size_t sizes[] = {1, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 8, 8, 8, 0, 0, 0, 0};
+    CHECK_INT(LEN(names), MLRT_DTYPE_COUNT_);
+    for (int i = 0; i < MLRT_DTYPE_COUNT_; i++) CHECK_STR(mlrt_dtype_name((mlrt_dtype)i), names[i]);
     for (int i = 0; i < MLRT_DTYPE_COUNT_; i++) CHECK_INT(mlrt_dtype_size((mlrt_dtype)i), sizes[i]);
     CHECK_STR(mlrt_dtype_name(MLRT_DTYPE_COUNT_), "?");
     CHECK_INT(mlrt_dtype_size(MLRT_DTYPE_COUNT_), 0);
@@ -36,6 +41,7 @@ static void test_dtype_format_kind_activation_names(void) {
     CHECK_STR(mlrt_format_name(MLRT_FORMAT_BIN), "bin");
     CHECK_STR(mlrt_format_name(MLRT_FORMAT_SAFETENSORS), "safetensors");
     CHECK_STR(mlrt_format_name(MLRT_FORMAT_BINTENSORS), "bintensors");
+    CHECK_STR(mlrt_format_name(MLRT_FORMAT_APR), "apr");
     CHECK_STR(mlrt_format_name((mlrt_format)0), "unknown");
     CHECK_STR(mlrt_kind_name(MLRT_KIND_MLP), "mlp");
     CHECK_STR(mlrt_kind_name(MLRT_KIND_LINEAR_REGRESSION), "linear_regression");
@@ -1403,6 +1409,8 @@ static void test_trained_models_if_present(void) {
 
 #define TEST_TIMEOUT_S 60
 
+#include "test_apr.c"
+
 typedef struct test_case {
     const char *name;
     void (*fn)(void);
@@ -1445,6 +1453,20 @@ static const test_case TESTS[] = {
     T(test_json_u64),
     T(test_batch_equals_single_bit_for_bit),
     T(test_trained_models_if_present),
+    T(test_apr_crc32_check_values),
+    T(test_apr_golden_v1),
+    T(test_apr_golden_v2),
+    T(test_apr_v1_regressions),
+    T(test_apr_v1_sequential_matches_bin),
+    T(test_apr_v1_header_and_sections),
+    T(test_apr_v1_expect),
+    T(test_apr_v1_metadata),
+    T(test_apr_msgpack_types),
+    T(test_apr_msgpack_malformed),
+    T(test_apr_shortest_floats),
+    T(test_apr_v2_models_match_safetensors),
+    T(test_apr_v2_dtypes),
+    T(test_apr_v2_malformed),
 };
 
 static int g_passed, g_failed;

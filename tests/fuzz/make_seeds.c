@@ -2,7 +2,8 @@
  *
  *   make_seeds NAME DIR [SAFETENSORS_FILE...]
  *
- * NAME is fuzz_bin, fuzz_safetensors, fuzz_bintensors or fuzz_json (others: nothing). The trained models are
+ * NAME is fuzz_bin, fuzz_safetensors, fuzz_bintensors, fuzz_json, fuzz_apr_v1, fuzz_apr_v2 or
+ * fuzz_msgpack (others: nothing). The trained models are
  * 1.6 MB, far beyond the fuzzers' -max_len, so libFuzzer only ever sees their first bytes
  * (their headers); these seeds are whole, valid, small files of every kind mlrt loads, so that
  * mutations start from inputs that reach model building and prediction. For fuzz_json, the
@@ -164,6 +165,139 @@ static void bin(const char *name, int in, int hid, int out, int f64) {
     save_buf(name, &f);
 }
 
+/* ---- .apr ---- */
+static uint32_t crc32(const uint8_t *p, size_t n) { /* zlib's, bit by bit */
+    uint32_t c = 0xffffffffu;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+    }
+    return ~c;
+}
+static void put_crc(buf *f, size_t from) { put_u32(f, crc32(f->p + from, f->n - from)); }
+static void put_f32(buf *b, float v) { uint32_t u; memcpy(&u, &v, 4); put_u32(b, u); }
+
+/* {"created_at":"1700000000","aprender_version":"0.0.0", + extra raw MessagePack pairs} */
+static void apr_meta(buf *m, unsigned extra_pairs, const void *extra, size_t extra_len) {
+    put_u8(m, (uint8_t)(0x82 + extra_pairs));
+    put_u8(m, 0xaa); put_str(m, "created_at"); put_u8(m, 0xaa); put_str(m, "1700000000");
+    put_u8(m, 0xb0); put_str(m, "aprender_version"); put_u8(m, 0xa5); put_str(m, "0.0.0");
+    put(m, extra, extra_len);
+}
+
+/* An APRN file; stored: the payload as stored (compressed by the caller), raw_len its bincode length. */
+static void apr_v1(const char *name, uint16_t type, uint8_t compression, uint8_t flags, const buf *meta,
+                   const buf *stored, size_t raw_len, size_t sig_len) {
+    buf f = {0};
+    put_str(&f, "APRN");
+    put_u8(&f, 1); put_u8(&f, 0); put_u8(&f, (uint8_t)type); put_u8(&f, (uint8_t)(type >> 8));
+    put_u32(&f, (uint32_t)meta->n); put_u32(&f, (uint32_t)stored->n); put_u32(&f, (uint32_t)raw_len);
+    put_u8(&f, compression); put_u8(&f, flags); put_u8(&f, 80);
+    for (int i = 0; i < 9; i++) put_u8(&f, 0);
+    put(&f, meta->p, meta->n);
+    put(&f, stored->p, stored->n);
+    for (size_t i = 0; i < sig_len; i++) put_u8(&f, (uint8_t)i);
+    put_crc(&f, 0);
+    save_buf(name, &f);
+}
+
+static void vec_f32(buf *b, size_t n) { put_u64(b, n); for (size_t i = 0; i < n; i++) put_f32(b, weight()); }
+
+static void apr_v1_seeds(void) {
+    buf meta = {0}, rich = {0}, p = {0}, z = {0}, l = {0};
+    apr_meta(&meta, 0, NULL, 0);
+    static const uint8_t extra[] = "\xa6" "custom" "\x85\xa1" "a" "\xca\x3d\xcc\xcc\xcd\xa1" "b" "\xc4\x02\x01\x02"
+                                   "\xa1" "c" "\x93\xc0\xc3\xd0\x80\xa1" "d" "\xcb\x3f\xb9\x99\x99\x99\x99\x99\x9a"
+                                   "\xa1" "e" "\xde\x00\x01\xa1" "f" "\xd9\x03" "g\xc3\xa9"
+                                   "\xaa" "model_name" "\xc0";
+    apr_meta(&rich, 2, extra, sizeof extra - 1);
+    /* LinearRegression y = w.x + b */
+    put_u8(&p, 1); vec_f32(&p, 3); put_f32(&p, 0.5f); put_u8(&p, 1);
+    apr_v1("apr1-linear", 1, 0, 0x08, &rich, &p, p.n, 0);
+    apr_v1("apr1-linear-signed", 1, 0, 0x02, &meta, &p, p.n, 96);
+    apr_v1("apr1-encrypted", 1, 0, 0x01, &meta, &p, p.n - 2, 0);
+    apr_v1("apr1-kmeans", 6, 0, 0, &meta, &p, p.n, 0);
+    free(p.p); memset(&p, 0, sizeof p);
+    /* LogisticRegression, 5 fields and 8 (Manual class weights, MiniBatch) */
+    put_u8(&p, 1); vec_f32(&p, 4); put_f32(&p, 0.25f); put_f32(&p, 0.01f); put_u64(&p, 1000); put_f32(&p, 1e-4f);
+    apr_v1("apr1-logistic5", 2, 0, 0, &meta, &p, p.n, 0);
+    put_u32(&p, 2); vec_f32(&p, 2); put_f32(&p, 0); put_u32(&p, 2); put_u64(&p, 32);
+    apr_v1("apr1-logistic8", 2, 0, 0, &meta, &p, p.n, 0);
+    free(p.p); memset(&p, 0, sizeof p);
+    /* NeuralSequential 4 -> 6 -> 3, stored plain, as one LZ4 literal run, and as one zstd raw block */
+    vec_f32(&p, 24); vec_f32(&p, 6); vec_f32(&p, 18); vec_f32(&p, 3);
+    apr_v1("apr1-sequential", 0x20, 0, 0, &meta, &p, p.n, 0);
+    put_u32(&l, (uint32_t)p.n); put_u8(&l, 0xf0);
+    for (size_t left = p.n - 15;; left -= 255) { put_u8(&l, (uint8_t)(left < 255 ? left : 255)); if (left < 255) break; }
+    put(&l, p.p, p.n);
+    apr_v1("apr1-sequential-lz4", 0x20, 3, 0, &meta, &l, p.n, 0);
+    put_u32(&z, 0xFD2FB528u); put_u8(&z, 0x20); put_u8(&z, (uint8_t)p.n); /* single segment, 1-byte content size */
+    put_u8(&z, (uint8_t)(1 | p.n << 3)); put_u8(&z, (uint8_t)(p.n >> 5)); put_u8(&z, (uint8_t)(p.n >> 13));
+    put(&z, p.p, p.n);
+    apr_v1("apr1-sequential-zstd", 0x20, 1, 0, &meta, &z, p.n, 0);
+    free(p.p); free(z.p); free(l.p); free(meta.p); free(rich.p);
+}
+
+typedef struct apr_t { const char *name; uint8_t dtype; int rank; uint64_t shape[2]; size_t bytes; } apr_t;
+
+/* An APR\0 file; tensors given sorted by name, data in that order, 64-aligned. */
+static void apr_v2(const char *fname, const char *meta, const apr_t *ts, int n) {
+    buf ix = {0}, d = {0}, f = {0};
+    for (int i = 0; i < n; i++) {
+        put_u8(&ix, (uint8_t)strlen(ts[i].name)); put_u8(&ix, 0); put_str(&ix, ts[i].name);
+        put_u8(&ix, ts[i].dtype); put_u8(&ix, (uint8_t)ts[i].rank);
+        for (int k = 0; k < ts[i].rank; k++) put_u64(&ix, ts[i].shape[k]);
+        put_u64(&ix, d.n); put_u64(&ix, ts[i].bytes);
+        for (size_t k = 0; k < ts[i].bytes; k += 4) put_f32(&d, weight());
+        while (d.n % 64) put_u8(&d, 0);
+    }
+    while (ix.n % 64) put_u8(&ix, 0);
+    size_t mlen = strlen(meta), index_at = 64 + (mlen + 63) / 64 * 64;
+    put_str(&f, "APR"); put_u8(&f, 0); put_u8(&f, 2); put_u8(&f, 0); put_u8(&f, 0); put_u8(&f, 4);
+    put_u32(&f, (uint32_t)n); put_u64(&f, 64); put_u32(&f, (uint32_t)mlen); put_u64(&f, index_at);
+    put_u64(&f, index_at + ix.n);
+    uint8_t head[60];
+    memcpy(head, f.p, 40);
+    memset(head + 40, 0, 20);
+    put_u32(&f, crc32(head, 60));
+    for (int i = 0; i < 20; i++) put_u8(&f, 0);
+    put_str(&f, meta);
+    while (f.n % 64) put_u8(&f, 0);
+    put(&f, ix.p, ix.n);
+    put(&f, d.p, d.n);
+    put_crc(&f, 0);
+    save_buf(fname, &f);
+    free(ix.p);
+    free(d.p);
+}
+
+static void apr_v2_seeds(void) {
+    static const apr_t mlp[] = {{"fc1.bias", 0, 1, {5}, 20}, {"fc1.weight", 0, 2, {5, 3}, 60},
+                                {"fc2.bias", 0, 1, {2}, 8}, {"fc2.weight", 0, 2, {2, 5}, 40}};
+    apr_v2("apr2-mlp", "{\"model_type\":\"mlp\",\"activations\":\"tanh,softmax\",\"n\":[1,2.5,null,{}]}", mlp, 4);
+    static const apr_t reg[] = {{"bias", 0, 1, {1}, 4}, {"weights", 0, 1, {8}, 32}};
+    apr_v2("apr2-golden-v2", "{\"model_type\":\"linear_regression\",\"name\":\"golden-v2\",\"license\":null,"
+           "\"total_size\":0,\"param_count\":8}", reg, 2);
+    static const apr_t num[] = {{"0", 0, 2, {4, 2}, 32}, {"1", 0, 1, {4}, 16}, {"2", 0, 2, {3, 4}, 48}};
+    apr_v2("apr2-numbered", "{}", num, 3);
+    static const apr_t q[] = {{"a", 128, 1, {33}, 36}, {"b", 129, 2, {2, 5}, 14}, {"c", 12, 1, {256}, 144},
+                              {"d", 14, 1, {256}, 210}, {"e", 1, 1, {2}, 4}, {"f", 30, 1, {2}, 4}, {"g", 3, 1, {1}, 8}};
+    apr_v2("apr2-quantized", "{\"model_type\":\"llm\"}", q, 7);
+}
+
+static void msgpack_seeds(void) {
+    static const struct { const char *name; const char *bytes; size_t n; } docs[] = {
+        {"mp-map", "\x83\xa1" "a\x01\xa1" "b\x92\xc2\xc3\xa1" "c\x80", 12},
+        {"mp-ints", "\x98\x7f\xe0\xcc\xff\xcd\x01\x00\xce\0\0\1\0\xcf\0\0\0\1\0\0\0\0\xd0\x80\xd3\x80\0\0\0\0\0\0\0", 36},
+        {"mp-floats", "\x93\xca\x3d\xcc\xcc\xcd\xcb\x3f\xb9\x99\x99\x99\x99\x99\x9a\xcb\x7f\xf0\0\0\0\0\0\0", 24},
+        {"mp-strings", "\x94\xa0\xd9\x02h\xc3\xda\0\x01x\xdb\0\0\0\x02\xe2\x82", 19},
+        {"mp-bins", "\x93\xc4\x01\x07\xc5\0\x01\x08\xc6\0\0\0\0", 13},
+        {"mp-big", "\xde\0\x02\xa1k\xdc\0\x01\xc0\xa1j\xdf\0\0\0\x01\xa0\xdd\0\0\0\0", 22},
+        {"mp-ext", "\x92\xd4\x01\x02\xc7\x01\x05\x00", 8},
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) save(docs[i].name, docs[i].bytes, docs[i].n);
+}
+
 /* Model tensors for the tensor formats (shared by SafeTensors and BinTensors). */
 static const t FC[] = {{"fc1.weight", "F32", 2, {6, 5}}, {"fc1.bias", "F32", 1, {6}},
                        {"fc2.weight", "F32", 2, {10, 6}}, {"fc2.bias", "F32", 1, {10}}};
@@ -256,6 +390,12 @@ int main(int argc, char **argv) {
             }
             fclose(f);
         }
+    } else if (!strcmp(name, "fuzz_apr_v1")) {
+        apr_v1_seeds();
+    } else if (!strcmp(name, "fuzz_apr_v2")) {
+        apr_v2_seeds();
+    } else if (!strcmp(name, "fuzz_msgpack")) {
+        msgpack_seeds();
     } /* other fuzzers: no seeds from here */
     return 0;
 }

@@ -2,7 +2,8 @@
 # tests/fuzz/run.sh SECONDS — runs each libFuzzer target for SECONDS (default 60), one after
 # the other, each from a fresh corpus in build/fuzz/corpus/NAME seeded with:
 #   - small whole files of every kind written by tests/fuzz/make_seeds.c (models in every
-#     format, dtype and naming, regressions, non-model tensor files, JSON documents),
+#     format, dtype and naming, regressions, non-model tensor files, JSON documents; .apr v1
+#     files of each model type, compression and flag, .apr v2 files, MessagePack values),
 #   - the trained models in build/models/ (libFuzzer reads only their first -max_len bytes:
 #     the headers), and for fuzz_json the JSON headers of the trained SafeTensors files,
 #   - any files committed under tests/fuzz/seeds/NAME/.
@@ -20,7 +21,7 @@ SECS=${1:-60}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 # FUZZERS="..." in the environment runs another list (other targets get their committed seeds only)
-FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json}
+FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack}
 MODELS=build/models
 CC=${CC:-cc}
 
