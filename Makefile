@@ -11,7 +11,7 @@ CORE = src/util.c src/tensorset.c src/json.c src/safetensors.c src/bintensors.c 
        src/crc32.c src/lz4.c src/zstd.c src/msgpack.c src/apr_v1.c src/apr_v2.c
 HDRS = src/mlrt.h src/internal.h src/json.h src/decompress.h src/msgpack.h
 
-WASM_API = alloc free error_code error_message status_name load dispose info predict inspect
+WASM_API = alloc free error_code error_message status_name load dispose info predict inspect layer_weights
 comma := ,
 empty :=
 space := $(empty) $(empty)

@@ -93,6 +93,7 @@ typedef enum mlrt_activation {
 typedef struct mlrt_layer_info {
     uint32_t inputs, outputs;
     mlrt_activation activation;
+    int has_bias;                      /* 0: the file has no bias for this layer (all zero) */
 } mlrt_layer_info;
 
 typedef struct mlrt_model mlrt_model;
@@ -125,6 +126,9 @@ mlrt_dtype mlrt_weight_dtype(const mlrt_model *model);   /* as stored in the fil
 uint64_t mlrt_param_count(const mlrt_model *model);
 size_t mlrt_layer_count(const mlrt_model *model);
 mlrt_layer_info mlrt_layer(const mlrt_model *model, size_t i);
+/* Layer i's weights as f32 (quantized weights dequantized): w [outputs][inputs], row-major
+ * (PyTorch nn.Linear order); b [outputs] (may be NULL). For converters and writers. */
+mlrt_status mlrt_layer_weights(const mlrt_model *model, size_t i, float *w, float *b, mlrt_error *err);
 /* The model's description as one JSON object (format, kind, sizes, layers, metadata).
  * Owned by the model; valid until mlrt_free. */
 const char *mlrt_model_info_json(const mlrt_model *model);

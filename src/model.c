@@ -222,12 +222,26 @@ uint64_t mlrt_param_count(const mlrt_model *m) {
     return n;
 }
 
+mlrt_status mlrt_layer_weights(const mlrt_model *m, size_t i, float *w, float *b, mlrt_error *err) {
+    if (!m || i >= m->n_layers || !w)
+        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "layer_weights: %s", !m ? "no model" : !w ? "NULL buffer" : "no such layer");
+    const mlrt_dense *d = &m->layers[i];
+    const size_t panel_floats = (size_t)d->in * MLRT_PANEL;
+    for (size_t o = 0; o < d->out; o++) /* undo pack_layer: output o sits in lane o % PANEL of its panel */
+        for (size_t k = 0; k < d->in; k++)
+            w[o * d->in + k] = d->w[(o / MLRT_PANEL) * panel_floats + k * MLRT_PANEL + o % MLRT_PANEL];
+    if (b)
+        for (size_t o = 0; o < d->out; o++) b[o] = d->b[o];
+    return MLRT_OK;
+}
+
 mlrt_layer_info mlrt_layer(const mlrt_model *m, size_t i) {
-    mlrt_layer_info li = {0, 0, MLRT_ACT_IDENTITY};
+    mlrt_layer_info li = {0, 0, MLRT_ACT_IDENTITY, 0};
     if (i < m->n_layers) {
         li.inputs = m->layers[i].in;
         li.outputs = m->layers[i].out;
         li.activation = m->layers[i].act;
+        li.has_bias = m->layers[i].has_bias;
     }
     return li;
 }

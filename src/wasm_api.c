@@ -41,3 +41,10 @@ EXPORT int mlrt_wasm_predict(mlrt_model *m, const float *in, size_t n, float *ou
 EXPORT char *mlrt_wasm_inspect(const uint8_t *bytes, size_t len) {
     return mlrt_inspect(bytes, len, &last_error);
 }
+
+/* Layer i's weights, dequantized to f32: w [outputs][inputs], b [outputs]. Returns a status,
+ * or -1 after success when the layer has no bias in the file (b is then all zero). */
+EXPORT int mlrt_wasm_layer_weights(const mlrt_model *m, size_t i, float *w, float *b) {
+    mlrt_status s = mlrt_layer_weights(m, i, w, b, &last_error);
+    return s == MLRT_OK && !mlrt_layer(m, i).has_bias ? -1 : (int)s;
+}

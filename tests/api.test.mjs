@@ -144,3 +144,25 @@ test('inspect of a model file names its kind and tensors without loading it', ()
   assert.deepEqual([w1.dtype, w1.shape, w1.byteLength], ['F32', [512, 784], 512 * 784 * 4]);
   expectCode(assert, () => rt.inspect(new Uint8Array(0)), 'TRUNCATED');
 });
+
+test('layerWeights gives back every weight in [out][in] order, whatever the file layout', () => {
+  // the .bin file stores W1 [in][hidden]: [[1,2],[3,4],[5,6]]; [out][in] is its transpose
+  const m = rt.loadFromBytes(tiny);
+  const l0 = m.layerWeights(0), l1 = m.layerWeights(1);
+  assert.deepEqual([...l0.weight], [1, 3, 5, 2, 4, 6]);
+  assert.deepEqual([...l0.bias], [Math.fround(0.1), Math.fround(0.2)]);
+  assert.deepEqual([...l1.weight], [1, 1, -1, -1]);
+  assert.equal(l1.activation, 'softmax');
+  // nn.Linear layout, 11 outputs (a partial panel), no bias on the second layer
+  const w1 = Array.from({ length: 11 * 3 }, (_, k) => k * 0.5 - 7);
+  const w2 = Array.from({ length: 2 * 11 }, (_, k) => 1 / (k + 1));
+  const st = rt.loadFromBytes(safetensorsF32({ 'fc1.weight': [[11, 3], w1], 'fc1.bias': [[11], w1.slice(0, 11)],
+    'fc2.weight': [[2, 11], w2] }));
+  assert.deepEqual([...st.layerWeights(0).weight], w1.map(Math.fround));
+  assert.deepEqual([...st.layerWeights(0).bias], w1.slice(0, 11).map(Math.fround));
+  assert.deepEqual([...st.layerWeights(1).weight], w2.map(Math.fround));
+  assert.equal(st.layerWeights(1).bias, null);
+  expectCode(assert, () => m.layerWeights(2), 'INVALID_ARGUMENT', 'no layer 2');
+  m.dispose();
+  expectCode(assert, () => m.layerWeights(0), 'DISPOSED');
+});

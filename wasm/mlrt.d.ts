@@ -121,8 +121,17 @@ export interface Model {
   predict(input: Float32Array | Float64Array | readonly number[]): Float32Array;
   /** n inputs, row after row: n * info.inputSize numbers. Returns n * info.outputSize. */
   predictBatch(inputs: Float32Array | Float64Array | readonly number[], n: number): Float32Array;
+  /** Layer i's weights as f32 (quantized weights dequantized), for converters and writers. */
+  layerWeights(i: number): LayerWeights;
   /** Returns the model's memory to the wasm heap. Safe to call twice. */
   dispose(): void;
+}
+
+export interface LayerWeights extends LayerInfo {
+  /** outputs × inputs values, row-major [out][in] (PyTorch nn.Linear order). */
+  readonly weight: Float32Array;
+  /** outputs values, or null when the file has no bias for this layer. */
+  readonly bias: Float32Array | null;
 }
 
 export interface Runtime {

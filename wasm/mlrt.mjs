@@ -214,6 +214,21 @@ class Runtime {
     this._release(handles);
   }
 
+  _layerWeights(handles, i, inputs, outputs) {
+    const w = this._alloc((inputs * outputs + outputs) * 4), b = w + inputs * outputs * 4;
+    try {
+      const status = this.#x.mlrt_wasm_layer_weights(handles.model, i, w, b); // -1: no bias in the file
+      if (status > 0) throw this._error();
+      const f32 = this._f32();
+      return {
+        weight: f32.slice(w >> 2, (w >> 2) + inputs * outputs),
+        bias: status === -1 ? null : f32.slice(b >> 2, (b >> 2) + outputs),
+      };
+    } finally {
+      this._free(w);
+    }
+  }
+
   _predict(handles, inPtr, n, outPtr) {
     if (this.#x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
   }
@@ -276,6 +291,20 @@ class Model {
     } finally {
       rt._free(inPtr);
     }
+  }
+
+  /**
+   * Layer i's weights as f32 (quantized weights dequantized), for converters:
+   * { inputs, outputs, activation, weight: Float32Array(outputs × inputs) row-major [out][in],
+   *   bias: Float32Array(outputs), or null when the file has no bias }.
+   */
+  layerWeights(i) {
+    this.#live('layerWeights');
+    const layer = this.info.layers[i];
+    if (!Number.isInteger(i) || !layer) {
+      throw new MlrtError('INVALID_ARGUMENT', `layerWeights: no layer ${i} (the model has ${this.info.layers.length})`);
+    }
+    return { ...layer, ...this.#rt._layerWeights(this.#h, i, layer.inputs, layer.outputs) };
   }
 
   /** Returns the model's memory to the wasm heap. Safe to call twice. */
