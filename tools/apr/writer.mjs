@@ -5,7 +5,7 @@
 //
 // Determinism: the same input gives the same bytes. Nothing reads the clock: created_at comes from
 // the caller's metadata, else from SOURCE_DATE_EPOCH (when a `process.env` exists), else "0".
-import { crc32 } from './crc32.mjs';
+import { crc32 } from '../../wasm/crc32.mjs';
 import { encodeMsgpack, F32, OrderedMap } from './msgpack.mjs';
 
 export { crc32, encodeMsgpack, F32, OrderedMap };
