@@ -1,0 +1,419 @@
+// Zstandard encoder (RFC 8878), written from the format specification. Plain ES module: runs in
+// Node and in browsers. Output: exactly one frame that any conforming decoder (zstd CLI,
+// python-zstandard, our src/zstd.c) reads.
+//
+// Frame: magic, header with Frame_Content_Size always present and Single_Segment set when the
+// whole input fits the window (so the decoder sizes one buffer), no dictionary, no checksum.
+// Blocks of at most 128 KiB, each the smallest of:
+//   - RLE block  when the block is one repeated byte (4 bytes on disk);
+//   - compressed block: literals section (Raw, or RLE when all literals are one byte) and a
+//     sequences section coded with the PREDEFINED FSE tables (Predefined_Mode for all three);
+//   - Raw block  when compression would not make it smaller.
+// Every match is sent as a new offset (Offset_Value = offset + 3); the encoder never emits the
+// repeat codes 1-3, so the decoder's repeat-offset history never matters.
+//
+// level (1..22, default 3) only tunes the match search, never the format:
+//   1       one candidate per position (plain hash table), skips ahead faster on incompressible data
+//   2..5    hash chains searched 2, 4, 8, 16 deep, greedy
+//   6..22   hash chains 32..256 deep with one-step lazy matching (a longer match at the next byte
+//           wins over the current one)
+// Output is a pure function of (input, level).
+
+const MAGIC = 0xfd2fb528;
+const BLOCK_MAX = 128 * 1024;
+const WINDOW_LOG = 23; // 8 MiB: inputs up to this size are one segment, larger ones use this window
+const MIN_MATCH = 4; // the hash covers 4 bytes (the format allows 3)
+const HASH_LOG = 17;
+
+// ------------------------------------------------------------------ code tables (RFC 8878 §3.1.1.3.2.1.1)
+
+const LL_BASE = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 28, 32, 40, 48, 64,
+  128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
+const LL_BITS = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11,
+  12, 13, 14, 15, 16];
+const ML_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+  28, 29, 30, 31, 32, 33, 34, 35, 37, 39, 41, 43, 47, 51, 59, 67, 83, 99, 131, 259, 515, 1027, 2051, 4099, 8195,
+  16387, 32771, 65539];
+const ML_BITS = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+
+// Predefined distributions (§3.1.1.3.2.2); -1 = "less than 1" probability.
+const LL_DEFAULT = [4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+  -1, -1, -1, -1];
+const ML_DEFAULT = [1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1];
+const OF_DEFAULT = [1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1];
+
+const highBit = (v) => 31 - Math.clz32(v);
+
+/** code = the last code whose baseline is <= value (table for small values, log2 above). */
+function codeTable(base, size) {
+  const t = new Uint8Array(size);
+  for (let v = 0, c = 0; v < size; v++) {
+    while (c + 1 < base.length && base[c + 1] <= v + base[0]) c++;
+    t[v] = c;
+  }
+  return t;
+}
+const LL_CODE = codeTable(LL_BASE, 64); // indexed by literal length
+const ML_CODE = codeTable(ML_BASE, 128); // indexed by match length - 3
+const llCode = (ll) => (ll < 64 ? LL_CODE[ll] : highBit(ll) + 19);
+const mlCode = (mlBase) => (mlBase < 128 ? ML_CODE[mlBase] : highBit(mlBase) + 36);
+
+// ------------------------------------------------------------------ FSE tables
+
+/**
+ * Builds the decoder's view of an FSE table exactly as §4.1.1 spreads it (so encoder and decoder
+ * agree by construction), then inverts it: for symbol s and the state t the decoder must reach
+ * next, enc[s * size + t] is the state u (holding s) whose range [baseline, baseline + 2^nbBits)
+ * contains t. A symbol's states' ranges tile [0, size), so the inverse is total.
+ */
+function buildFse(norm, log) {
+  const size = 1 << log;
+  const symbol = new Uint8Array(size);
+  const nbBits = new Uint8Array(size);
+  const baseline = new Uint16Array(size);
+  let high = size - 1;
+  for (let s = 0; s < norm.length; s++) if (norm[s] === -1) symbol[high--] = s;
+  const step = (size >> 1) + (size >> 3) + 3;
+  let pos = 0;
+  for (let s = 0; s < norm.length; s++) {
+    for (let i = 0; i < norm[s]; i++) {
+      symbol[pos] = s;
+      do pos = (pos + step) & (size - 1); while (pos > high);
+    }
+  }
+  const next = norm.map((c) => (c === -1 ? 1 : c));
+  const enc = new Uint16Array(norm.length * size);
+  const first = new Int16Array(norm.length).fill(-1);
+  for (let u = 0; u < size; u++) {
+    const s = symbol[u];
+    const x = next[s]++;
+    nbBits[u] = log - highBit(x);
+    baseline[u] = (x << nbBits[u]) - size;
+    for (let t = baseline[u]; t < baseline[u] + (1 << nbBits[u]); t++) enc[s * size + t] = u;
+    if (first[s] < 0) first[s] = u;
+  }
+  return { log, size, nbBits, baseline, enc, first };
+}
+const LL_FSE = buildFse(LL_DEFAULT, 6);
+const ML_FSE = buildFse(ML_DEFAULT, 6);
+const OF_FSE = buildFse(OF_DEFAULT, 5);
+
+// ------------------------------------------------------------------ match finder
+
+/** Search effort for a level (see the header comment). */
+export function zstdLevelParams(level = 3) {
+  const l = Math.max(1, Math.min(22, Math.trunc(level) || 3));
+  return {
+    level: l,
+    depth: Math.min(256, 1 << (l - 1)), // chain candidates tried per position
+    lazy: l >= 6, // try the next position before committing to a match
+    goodEnough: l < 6 ? 64 : l < 13 ? 256 : 4096, // stop searching once a match is this long
+    skip: l === 1, // accelerate over runs without matches
+  };
+}
+
+const read32 = (s, i) => (s[i] | (s[i + 1] << 8) | (s[i + 2] << 16) | (s[i + 3] << 24)) >>> 0;
+const hash4 = (s, i) => Math.imul(read32(s, i), 2654435761) >>> (32 - HASH_LOG);
+
+/** Hash chains over the whole input: head[hash] = newest position, chain[pos & mask] = older one. */
+class MatchFinder {
+  constructor(src, window, params) {
+    this.src = src;
+    this.window = window;
+    this.p = params;
+    this.head = new Int32Array(1 << HASH_LOG).fill(-1);
+    const chainSize = params.depth > 1 ? Math.min(window, 1 << Math.max(4, Math.ceil(Math.log2(src.length || 1)))) : 0;
+    this.chain = new Int32Array(chainSize);
+    this.mask = chainSize - 1;
+    this.next = 0; // positions below this are in the tables
+    this.offset = 0; // the best match's offset, set by find
+  }
+
+  /** Adds every position before `end` (that has 4 bytes) to the tables. */
+  insertUpTo(end) {
+    const { src, head, chain, mask } = this;
+    const last = Math.min(end, src.length - 3);
+    for (let p = this.next; p < last; p++) {
+      const h = hash4(src, p);
+      if (mask >= 0) chain[p & mask] = head[h];
+      head[h] = p;
+    }
+    if (end > this.next) this.next = end;
+  }
+
+  /** Longest match for pos that ends by limit (length 0 if under MIN_MATCH); sets this.offset. */
+  find(pos, limit) {
+    const { src, chain, mask } = this;
+    if (limit - pos < MIN_MATCH) return 0;
+    this.insertUpTo(pos);
+    const minPos = Math.max(0, pos - this.window);
+    let cand = this.head[hash4(src, pos)];
+    let best = 0;
+    const first = read32(src, pos);
+    // hot loop: walk the chain newest first, extend each real 4-byte match
+    for (let depth = this.p.depth; cand >= minPos && depth > 0; depth--) {
+      if (src[cand + best] === src[pos + best] && read32(src, cand) === first) {
+        let len = MIN_MATCH;
+        while (pos + len < limit && src[cand + len] === src[pos + len]) len++;
+        if (len > best) {
+          best = len;
+          this.offset = pos - cand;
+          if (len >= this.p.goodEnough || pos + len === limit) break;
+        }
+      }
+      if (mask < 0) break;
+      cand = chain[cand & mask];
+    }
+    return best >= MIN_MATCH ? best : 0;
+  }
+}
+
+// ------------------------------------------------------------------ parsing a block into sequences
+
+/**
+ * Greedy (or one-step lazy) parse of src[start, end): fills seq.{ll, ml, of} (literal length,
+ * match length, offset) and seq.lits; matches never cross `end` but may reach back before
+ * `start` (earlier blocks are history for the decoder too).
+ */
+function parseBlock(mf, start, end, seq) {
+  const { src } = mf;
+  const { lazy, skip } = mf.p;
+  let n = 0;
+  let nLits = 0;
+  let anchor = start;
+  let pos = start;
+  let misses = 0;
+  while (pos + MIN_MATCH <= end) {
+    let len = mf.find(pos, end);
+    if (!len) {
+      pos += skip ? 1 + (misses++ >> 6) : 1;
+      continue;
+    }
+    misses = 0;
+    let offset = mf.offset;
+    if (lazy) {
+      // one step of lazy evaluation: a longer match one byte later beats this one
+      while (pos + 1 + MIN_MATCH <= end) {
+        const len2 = mf.find(pos + 1, end);
+        if (len2 <= len) break;
+        pos++;
+        len = len2;
+        offset = mf.offset;
+      }
+    }
+    const ll = pos - anchor;
+    seq.lits.set(src.subarray(anchor, pos), nLits);
+    nLits += ll;
+    seq.ll[n] = ll;
+    seq.ml[n] = len;
+    seq.of[n] = offset;
+    n++;
+    pos += len;
+    anchor = pos;
+  }
+  seq.lits.set(src.subarray(anchor, end), nLits);
+  nLits += end - anchor;
+  mf.insertUpTo(end);
+  seq.n = n;
+  seq.nLits = nLits;
+}
+
+// ------------------------------------------------------------------ block encoding
+
+/** Raw_Literals_Block (type 0) or RLE_Literals_Block (type 1) header for n literals. */
+function literalsHeader(type, n) {
+  if (n < 32) return [type | (n << 3)]; // Size_Format 00: 5-bit size
+  if (n < 4096) return [type | 0b0100 | ((n & 15) << 4), n >> 4]; // 01: 12 bits
+  return [type | 0b1100 | ((n & 15) << 4), (n >> 4) & 255, n >> 12]; // 11: 20 bits
+}
+
+function writeLiterals(w, lits, n) {
+  let same = n > 1;
+  for (let i = 1; same && i < n; i++) same = lits[i] === lits[0];
+  if (same) {
+    w.bytes(literalsHeader(1, n));
+    w.byte(lits[0]);
+  } else {
+    w.bytes(literalsHeader(0, n));
+    w.bytes(lits.subarray(0, n));
+  }
+}
+
+function writeSequenceCount(w, n) {
+  if (n < 128) w.byte(n);
+  else if (n < 0x7f00) w.bytes([(n >> 8) + 128, n & 255]);
+  else w.bytes([255, (n - 0x7f00) & 255, (n - 0x7f00) >> 8]);
+}
+
+/**
+ * The sequences bitstream. The decoder reads it backwards: initial states LL, OF, ML; then per
+ * sequence the extra bits OF, ML, LL and (except after the last) the state updates LL, ML, OF.
+ * So this writes everything in exactly the reverse order, walking the sequences from the last,
+ * choosing each state from the state the decoder must reach next.
+ */
+function writeSequenceBits(w, seq) {
+  const n = seq.n;
+  const llc = new Uint8Array(n), mlc = new Uint8Array(n), ofc = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    llc[i] = llCode(seq.ll[i]);
+    mlc[i] = mlCode(seq.ml[i] - 3);
+    ofc[i] = highBit(seq.of[i] + 3);
+  }
+  const bw = w.bitWriter();
+  let ls = LL_FSE.first[llc[n - 1]], ms = ML_FSE.first[mlc[n - 1]], os = OF_FSE.first[ofc[n - 1]];
+  // hot loop: one sequence, back to front
+  for (let i = n - 1; i >= 0; i--) {
+    if (i < n - 1) {
+      const lu = LL_FSE.enc[llc[i] * LL_FSE.size + ls];
+      const mu = ML_FSE.enc[mlc[i] * ML_FSE.size + ms];
+      const ou = OF_FSE.enc[ofc[i] * OF_FSE.size + os];
+      bw.add(os - OF_FSE.baseline[ou], OF_FSE.nbBits[ou]);
+      bw.add(ms - ML_FSE.baseline[mu], ML_FSE.nbBits[mu]);
+      bw.add(ls - LL_FSE.baseline[lu], LL_FSE.nbBits[lu]);
+      ls = lu; ms = mu; os = ou;
+    }
+    bw.add(seq.ll[i] - LL_BASE[llc[i]], LL_BITS[llc[i]]);
+    bw.add(seq.ml[i] - ML_BASE[mlc[i]], ML_BITS[mlc[i]]);
+    const ofv = seq.of[i] + 3; // never 1..3: those are repeat codes
+    bw.add(ofv - (1 << ofc[i]), ofc[i]);
+  }
+  bw.add(ms, ML_FSE.log);
+  bw.add(os, OF_FSE.log);
+  bw.add(ls, LL_FSE.log);
+  bw.finish(); // the closing 1 bit, zero padding to a byte
+}
+
+/** Compressed_Block content for the parsed sequences. */
+function compressedBlock(w, seq) {
+  writeLiterals(w, seq.lits, seq.nLits);
+  writeSequenceCount(w, seq.n);
+  if (seq.n === 0) return;
+  w.byte(0); // Symbol_Compression_Modes: Predefined_Mode for LL, OF and ML
+  writeSequenceBits(w, seq);
+}
+
+function blockHeader(w, last, type, size) {
+  const v = (last ? 1 : 0) | (type << 1) | (size << 3);
+  w.bytes([v & 255, (v >> 8) & 255, (v >> 16) & 255]);
+}
+
+/** Frame_Header_Descriptor, Window_Descriptor and Frame_Content_Size for n bytes. */
+function frameHeader(w, n, single) {
+  // FCS field: 1 byte (single segment only), 2 bytes (value - 256), 4 or 8 bytes
+  const fcsFlag = single && n < 256 ? 0 : n >= 256 && n < 65536 + 256 ? 1 : n < 2 ** 32 ? 2 : 3;
+  w.byte((fcsFlag << 6) | (single ? 1 << 5 : 0));
+  if (!single) w.byte((WINDOW_LOG - 10) << 3); // Exponent, Mantissa 0: Window_Size = 2^WINDOW_LOG
+  if (fcsFlag === 0) w.byte(n);
+  else if (fcsFlag === 1) w.bytes([(n - 256) & 255, (n - 256) >> 8]);
+  else {
+    const bytes = fcsFlag === 2 ? 4 : 8;
+    for (let i = 0, v = n; i < bytes; i++, v = Math.floor(v / 256)) w.byte(v % 256);
+  }
+}
+
+const isOneByte = (src, start, end) => {
+  for (let i = start + 1; i < end; i++) if (src[i] !== src[start]) return false;
+  return true;
+};
+
+/** Compresses input into one Zstandard frame. */
+export function zstdCompress(input, { level = 3 } = {}) {
+  const src = input;
+  const n = src.length;
+  const params = zstdLevelParams(level);
+  const single = n <= 1 << WINDOW_LOG;
+  const window = single ? Math.max(n, 1) : 1 << WINDOW_LOG;
+  const w = new ByteWriter(n + 3 * Math.ceil(n / BLOCK_MAX) + 32);
+  w.bytes([MAGIC & 255, (MAGIC >> 8) & 255, (MAGIC >> 16) & 255, MAGIC >>> 24]);
+  frameHeader(w, n, single);
+  if (n === 0) {
+    blockHeader(w, true, 0, 0); // one empty Raw block
+    return w.result();
+  }
+  const mf = new MatchFinder(src, window, params);
+  const seq = {
+    ll: new Uint32Array(BLOCK_MAX / MIN_MATCH + 1), ml: new Uint32Array(BLOCK_MAX / MIN_MATCH + 1),
+    of: new Uint32Array(BLOCK_MAX / MIN_MATCH + 1), lits: new Uint8Array(BLOCK_MAX), n: 0, nLits: 0,
+  };
+  for (let start = 0; start < n; start += BLOCK_MAX) {
+    const end = Math.min(n, start + BLOCK_MAX);
+    const size = end - start;
+    const last = end === n;
+    if (size > 1 && isOneByte(src, start, end)) {
+      mf.insertUpTo(end); // still history for later blocks' matches
+      blockHeader(w, last, 1, size);
+      w.byte(src[start]);
+      continue;
+    }
+    parseBlock(mf, start, end, seq);
+    const mark = w.length;
+    w.skip(3); // the block header, written once the size is known
+    compressedBlock(w, seq);
+    const csize = w.length - mark - 3;
+    w.truncate(mark);
+    if (csize < size) {
+      blockHeader(w, last, 2, csize);
+      w.skip(csize);
+    } else { // not smaller: store the bytes
+      blockHeader(w, last, 0, size);
+      w.bytes(src.subarray(start, end));
+    }
+  }
+  return w.result();
+}
+
+/** Growable output with a bit writer for the backward-read FSE streams. */
+class ByteWriter {
+  constructor(capacity) {
+    this.buf = new Uint8Array(Math.max(64, capacity));
+    this.length = 0;
+  }
+  ensure(extra) {
+    if (this.length + extra <= this.buf.length) return;
+    const b = new Uint8Array(Math.max(this.buf.length * 2, this.length + extra));
+    b.set(this.buf.subarray(0, this.length));
+    this.buf = b;
+  }
+  byte(v) { this.ensure(1); this.buf[this.length++] = v; }
+  bytes(a) { this.ensure(a.length); this.buf.set(a, this.length); this.length += a.length; }
+  truncate(len) { this.length = len; }
+  /** Moves the end forward over bytes reserved or already written (after truncate). */
+  skip(len) { this.ensure(len); this.length += len; }
+  bitWriter() { return new BitWriter(this); }
+  result() { return this.buf.slice(0, this.length); }
+}
+
+/**
+ * Little-endian bit packer: values go in from the low bit up, so a decoder reading the finished
+ * stream from its last byte backwards gets them in reverse order of writing.
+ */
+class BitWriter {
+  constructor(out) {
+    this.out = out;
+    this.acc = 0; // pending bits, fewer than 8 between calls
+    this.count = 0;
+  }
+  add(value, nbBits) {
+    if (nbBits > 24) { // keep acc within 31 bits
+      this.add(value & 0xffffff, 24);
+      this.add(Math.floor(value / 0x1000000), nbBits - 24);
+      return;
+    }
+    this.acc |= value << this.count;
+    this.count += nbBits;
+    while (this.count >= 8) {
+      this.out.byte(this.acc & 255);
+      this.acc >>>= 8;
+      this.count -= 8;
+    }
+  }
+  /** The end marker: one 1 bit, then zeros up to the byte boundary. */
+  finish() {
+    this.add(1, 1);
+    if (this.count > 0) this.out.byte(this.acc & 255);
+    this.acc = 0;
+    this.count = 0;
+  }
+}
