@@ -138,9 +138,7 @@ class Runtime {
 
   // Copies the caller's bytes into wasm memory for the duration of fn(ptr, len).
   _withBytes(bytes, what, fn) {
-    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-    else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    else throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
+    bytes = asBytes(bytes, what);
     const ptr = this._alloc(bytes.length);
     try {
       this._u8().set(bytes, ptr);
@@ -182,15 +180,70 @@ class Runtime {
    * options.expect: the aprender model type the file must hold ('LinearRegression', ...).
    */
   loadFromBytes(bytes, options = {}) {
-    const x = this.#x;
-    const { expect } = options ?? {};
-    if (expect !== undefined && (typeof expect !== 'string' || expect.includes('\0'))) {
-      throw new MlrtError('INVALID_ARGUMENT', 'loadFromBytes: options.expect must be a string without NUL');
+    return this._load(bytes, options?.expect, 'loadFromBytes', null);
+  }
+
+  /**
+   * Loads a model like loadFromBytes, and for .apr v1 files checks the Ed25519 signature and
+   * decrypts the payload first (WebCrypto, in apr-crypto.mjs, imported on first use so that
+   * createRuntime does not pay for it). info gets signature { signed, signer, verified } and
+   * encrypted ('password' | 'recipient' | false).
+   * options: publicKey (trusted Ed25519 key: the file must be signed by it), requireSignature
+   * (a signed file is required; without publicKey it is checked against the key it embeds, which
+   * proves it intact, not who signed it), password / recipientSecretKey (an encrypted payload),
+   * argon2id (password KDF to use instead of @noble/hashes), expect (as loadFromBytes).
+   * Order: container (CRC, magic, version, sections) -> signature -> type/metadata -> decryption
+   * -> the C loader. Codes: NOT_SIGNED, SIGNATURE_INVALID, ENCRYPTED (no password or key),
+   * DECRYPTION_FAILED, WRONG_RECIPIENT, and loadFromBytes' codes.
+   */
+  async load(bytes, options = {}) {
+    const { publicKey, password, recipientSecretKey, expect, requireSignature = false, argon2id } = options ?? {};
+    const file = asBytes(bytes, 'load');
+    const wantSignature = publicKey != null || requireSignature === true;
+    const flags = isAprV1(file) && file.length > 21 ? file[21] : 0;
+    if (!isAprV1(file) || (!wantSignature && !(flags & (APR_ENCRYPTED | APR_SIGNED)))) {
+      if (wantSignature) {
+        this.inspect(file); // a file that is no model at all says so first
+        throw new MlrtError('NOT_SIGNED', `load: ${publicKey != null ? 'a trusted publicKey was given' : 'requireSignature is set'} but the file is not signed (only .apr v1 files carry signatures)`);
+      }
+      return this._load(file, expect, 'load', { signature: NO_SIGNATURE, encrypted: false });
     }
-    const handle = this._withBytes(bytes, 'loadFromBytes',
+    const crypto = await import('./apr-crypto.mjs');
+    const check = await crypto.verifyAprV1(file, { publicKey }); // throws for a malformed container
+    if (!check.signed && wantSignature) {
+      throw new MlrtError('NOT_SIGNED', `load: ${publicKey != null ? 'a trusted publicKey was given' : 'requireSignature is set'} but the .apr file is not signed (flag 0x02 is clear)`);
+    }
+    if (check.signed && !check.valid) throw new MlrtError('SIGNATURE_INVALID', `load: apr: ${check.reason}`);
+    const signature = { signed: check.signed, signer: check.signer, verified: check.valid };
+    if (!(flags & APR_ENCRYPTED)) return this._load(file, expect, 'load', { signature, encrypted: false });
+    if (password == null && recipientSecretKey == null) {
+      throw new MlrtError('ENCRYPTED', 'load: the .apr payload is encrypted (flag 0x01): pass { password } (password mode) or { recipientSecretKey } (X25519 recipient mode)');
+    }
+    this._checkBeforeDecrypting(file, expect);
+    const { file: plain, mode } = await crypto.decryptAprV1Detailed(file, { password, recipientSecretKey, argon2id });
+    return this._load(plain, expect, 'load', { signature, encrypted: mode });
+  }
+
+  // The C loader checks the header (model type, expect), the sections and the metadata of an
+  // encrypted file and then stops at ENCRYPTED: any other refusal comes before the slow KDF.
+  _checkBeforeDecrypting(file, expect) {
+    try {
+      this._load(file, expect, 'load', null).dispose(); // not reached: the payload is encrypted
+    } catch (e) {
+      if (e?.code !== 'ENCRYPTED') throw e;
+    }
+  }
+
+  // loadFromBytes and load: extra members (or null) join info before it is frozen.
+  _load(bytes, expect, what, extra) {
+    const x = this.#x;
+    if (expect !== undefined && (typeof expect !== 'string' || expect.includes('\0'))) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: options.expect must be a string without NUL`);
+    }
+    const handle = this._withBytes(bytes, what,
       (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e)));
     if (!handle) throw this._error();
-    const info = deepFreeze(JSON.parse(this._string(x.mlrt_wasm_info(handle))));
+    const info = deepFreeze(Object.assign(JSON.parse(this._string(x.mlrt_wasm_info(handle))), extra));
     const handles = { model: handle, io: 0 };
     try {
       handles.io = this._alloc((info.inputSize + info.outputSize) * 4);
@@ -233,6 +286,18 @@ class Runtime {
     if (this.#x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
   }
 }
+
+function asBytes(bytes, what) {
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
+}
+
+// .apr v1 ("APRN") header flags that load() acts on (byte 21).
+const APR_ENCRYPTED = 0x01;
+const APR_SIGNED = 0x02;
+const NO_SIGNATURE = { signed: false, signer: null, verified: false };
+const isAprV1 = (b) => b.length >= 4 && b[0] === 0x41 && b[1] === 0x50 && b[2] === 0x52 && b[3] === 0x4e;
 
 function deepFreeze(o) {
   for (const v of Object.values(o)) if (v && typeof v === 'object') deepFreeze(v);
