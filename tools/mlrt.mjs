@@ -1,0 +1,327 @@
+#!/usr/bin/env node
+// mlrt: inspect, convert, sign/encrypt and run model files from the command line.
+//   mlrt inspect FILE [--json] [--public-key PUBFILE]
+//   mlrt convert IN OUT [--apr-version 1|2] [--quantize q8|q4] [--compress lz4|zstd|zstd-max]
+//                [--sign KEYFILE] [--encrypt-password PW | --password-file F] [--recipient PUBFILE]
+//                [--name NAME] [--description TEXT] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
+//   mlrt keygen [--type ed25519|x25519] --out NAME
+//   mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
+// Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
+import { readFile, writeFile, chmod } from 'node:fs/promises';
+import process from 'node:process';
+import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
+import { crc32 } from '../wasm/crc32.mjs';
+import * as aprCrypto from '../wasm/apr-crypto.mjs';
+import { modelToApr, AprWriteError } from './apr/writer.mjs';
+
+const USAGE = `usage:
+  mlrt inspect FILE [--json] [--public-key PUBFILE]
+  mlrt convert IN OUT [--apr-version 1|2] [--quantize q8|q4] [--compress lz4|zstd|zstd-max]
+               [--sign KEYFILE] [--encrypt-password PW | --password-file F] [--recipient PUBFILE]
+               [--name NAME] [--description TEXT]
+               [--password PW] [--key KEYFILE] [--public-key PUBFILE]   (to read IN)
+  mlrt keygen [--type ed25519|x25519] --out NAME      (writes NAME.key, mode 0600, and NAME.pub)
+  mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
+INPUT: a JSON array (one input) or array of arrays (a batch), or raw little-endian float32 values.`;
+
+class UsageError extends Error {}
+class CliError extends Error {}
+
+// ------------------------------------------------------------------ arguments
+
+// Options each command takes: name -> true when it takes a value.
+const COMMANDS = {
+  inspect: { args: ['FILE'], options: { json: false, 'public-key': true } },
+  convert: {
+    args: ['IN', 'OUT'],
+    options: { 'apr-version': true, quantize: true, compress: true, sign: true, 'encrypt-password': true, 'password-file': true,
+      recipient: true, name: true, description: true, password: true, key: true, 'public-key': true },
+  },
+  keygen: { args: [], options: { type: true, out: true } },
+  predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true } },
+};
+
+function parseArgs(argv) {
+  const [command, ...rest] = argv;
+  const spec = COMMANDS[command];
+  if (!spec) throw new UsageError(command ? `unknown command '${command}'` : 'no command given');
+  const positional = [], options = {};
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (a === '-' || !a.startsWith('-')) { positional.push(a); continue; }
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    if (!a.startsWith('--') || !(name in spec.options)) throw new UsageError(`${command}: unknown option '${a}'`);
+    if (name in options) throw new UsageError(`${command}: --${name} given twice`);
+    if (!spec.options[name]) {
+      if (eq >= 0) throw new UsageError(`${command}: --${name} takes no value`);
+      options[name] = true;
+    } else if (eq >= 0) options[name] = a.slice(eq + 1);
+    else if (i + 1 < rest.length) options[name] = rest[++i];
+    else throw new UsageError(`${command}: --${name} needs a value`);
+  }
+  if (positional.length !== spec.args.length) {
+    throw new UsageError(`${command}: expected ${spec.args.join(' ') || 'no arguments'}, got ${positional.length} argument(s)`);
+  }
+  return { command, positional, options };
+}
+
+function choice(options, name, allowed) {
+  const v = options[name];
+  if (v !== undefined && !allowed.includes(v)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, got '${v}'`);
+  return v;
+}
+
+// ------------------------------------------------------------------ files and keys
+
+async function readBytes(path, what) {
+  try {
+    return new Uint8Array(await readFile(path === '-' ? 0 : path));
+  } catch (e) {
+    throw new CliError(`cannot read ${what} '${path}': ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+  }
+}
+
+async function readKey(path, what) {
+  return aprCrypto.parseKeyFile(await readBytes(path, what));
+}
+
+/** What rt.load needs to open IN: trusted public key, password, recipient secret key. */
+async function loadOptions(options) {
+  const o = {};
+  if (options['public-key'] !== undefined) o.publicKey = await readKey(options['public-key'], 'public key');
+  if (options.password !== undefined) o.password = options.password;
+  if (options.key !== undefined) o.recipientSecretKey = await readKey(options.key, 'secret key');
+  return o;
+}
+
+async function loadModel(rt, path, options) {
+  return rt.load(await readBytes(path, 'model file'), await loadOptions(options));
+}
+
+// ------------------------------------------------------------------ inspect
+
+const hex32 = (v) => `0x${(v >>> 0).toString(16).padStart(8, '0')}`;
+const ascii = (b) => String.fromCharCode(...b);
+
+/** The stored and recomputed CRCs of an .apr file (null for other formats). */
+function checksums(bytes) {
+  const magic = bytes.length >= 4 ? ascii(bytes.subarray(0, 4)) : '';
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const check = (name, stored, computed) => ({ name, stored: hex32(stored), computed: hex32(computed), ok: stored === computed });
+  if (magic === 'APRN' && bytes.length >= 36) {
+    return [check('file', dv.getUint32(bytes.length - 4, true), crc32(bytes.subarray(0, bytes.length - 4)))];
+  }
+  if ((magic === 'APR\0' || magic === 'APR2') && bytes.length >= 68) {
+    return [check('header', dv.getUint32(40, true), crc32(bytes.subarray(0, 40), bytes.subarray(44, 64))),
+      check('file', dv.getUint32(bytes.length - 4, true), crc32(bytes.subarray(0, bytes.length - 4)))];
+  }
+  return null;
+}
+
+/** A copy with every CRC recomputed, so the rest of a file with a bad checksum can still be shown. */
+function withFreshChecksums(bytes) {
+  const f = bytes.slice(), dv = new DataView(f.buffer);
+  if (ascii(f.subarray(0, 4)) !== 'APRN') dv.setUint32(40, crc32(f.subarray(0, 40), f.subarray(44, 64)), true);
+  dv.setUint32(f.length - 4, crc32(f.subarray(0, f.length - 4)), true);
+  return f;
+}
+
+async function inspectReport(rt, path, options) {
+  const bytes = await readBytes(path, 'model file');
+  const report = { file: path, size: bytes.length };
+  const sums = checksums(bytes);
+  let readable = bytes;
+  if (sums) {
+    report.checksums = sums;
+    if (sums.some((s) => !s.ok)) readable = withFreshChecksums(bytes);
+  }
+  const info = rt.inspect(readable); // MlrtError for a file that is not valid apart from its checksums
+  report.format = info.format;
+  if (sums?.some((s) => !s.ok)) report.note = 'checksum mismatch: the contents below were read with the stored checksums ignored';
+  if (info.apr) report.apr = info.apr;
+  if (info.modelKind) report.modelKind = info.modelKind;
+  if (info.notAModel) report.notAModel = info.notAModel;
+  if (info.apr?.magic === 'APRN') {
+    report.encrypted = Boolean(info.apr.encrypted);
+    const publicKey = options['public-key'] !== undefined ? await readKey(options['public-key'], 'public key') : undefined;
+    const v = await aprCrypto.verifyAprV1(readable, { publicKey });
+    report.signature = !v.signed ? { status: 'not signed' }
+      : v.valid ? { status: publicKey ? 'valid (trusted key)' : 'valid (embedded key: proves the file intact, not who signed it)', key: toHex(v.embeddedKey) }
+        : { status: 'invalid', reason: v.reason, embeddedKey: toHex(v.embeddedKey) };
+  }
+  report.metadata = info.metadata;
+  report.tensors = info.tensors;
+  return report;
+}
+
+const toHex = (b) => (b instanceof Uint8Array ? Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('') : b ?? null);
+
+function inspectText(r) {
+  const lines = [];
+  const row = (k, v) => lines.push(`${k.padEnd(12)} ${v}`);
+  row('file', `${r.file} (${r.size} bytes)`);
+  const a = r.apr;
+  row('format', a ? `apr ${a.magic === 'APRN' ? 'v1' : 'v2'} (${a.magic.replace('\0', '\\0')} ${a.version})` : r.format);
+  if (a?.modelType) row('model type', `${a.modelType} (0x${a.modelTypeCode.toString(16).padStart(4, '0')})`);
+  row('model', r.modelKind ?? `none: ${r.notAModel.code} ${r.notAModel.message}`);
+  if (a) row('flags', a.flags.length ? a.flags.join(', ') : 'none');
+  if (a?.compression) row('compression', `${a.compression} (payload ${a.payloadBytes.byteLength} bytes, ${a.uncompressedSize} uncompressed)`);
+  if (a?.qualityScore !== undefined) row('quality', String(a.qualityScore));
+  for (const s of r.checksums ?? []) row(`crc ${s.name}`, s.ok ? `ok (${s.stored})` : `MISMATCH: stored ${s.stored}, computed ${s.computed}`);
+  if (r.note) row('note', r.note);
+  if (r.signature) row('signature', r.signature.status + (r.signature.reason ? `: ${r.signature.reason}` : '') + (r.signature.key ? `, key ${r.signature.key}` : ''));
+  if (r.encrypted !== undefined) row('encrypted', r.encrypted ? 'yes (payload not decrypted)' : 'no');
+  const meta = JSON.stringify(r.metadata, null, 2).split('\n');
+  row('metadata', meta[0]);
+  for (const l of meta.slice(1)) lines.push(`${''.padEnd(12)} ${l}`);
+  row('tensors', r.tensors.length ? String(r.tensors.length) : 'none listed');
+  for (const t of r.tensors) lines.push(`  ${t.name}  ${t.dtype} [${t.shape.join(', ')}]  ${t.byteLength} bytes at ${t.byteOffset}`);
+  return lines.join('\n');
+}
+
+// ------------------------------------------------------------------ convert
+
+const V1_ONLY = ['compress', 'sign', 'encrypt-password', 'password-file', 'recipient'];
+
+async function convert(rt, [input, output], options) {
+  const quantize = choice(options, 'quantize', ['q8', 'q4']);
+  const compression = choice(options, 'compress', ['lz4', 'zstd', 'zstd-max']);
+  const explicit = choice(options, 'apr-version', ['1', '2']);
+  const v1Options = V1_ONLY.filter((k) => options[k] !== undefined);
+  // Without --apr-version, v1-only options ask for v1; everything else defaults to v2.
+  const version = Number(explicit ?? (v1Options.length ? 1 : 2));
+  if (version === 2 && v1Options.length) {
+    throw new UsageError(`--${v1Options[0]} is an .apr v1 option (aprender has no v2 compression, signing or encryption): use --apr-version 1`);
+  }
+  if (version === 1 && quantize) throw new UsageError('--quantize needs --apr-version 2: aprender v1 payloads are float32');
+  if (options['encrypt-password'] !== undefined && options['password-file'] !== undefined) {
+    throw new UsageError('give the output password once: --encrypt-password or --password-file');
+  }
+  let password = options['encrypt-password'];
+  if (options['password-file'] !== undefined) {
+    password = new TextDecoder().decode(await readBytes(options['password-file'], 'password file')).replace(/\r?\n$/, '');
+    if (!password) throw new CliError(`password file '${options['password-file']}' is empty`);
+  }
+  if (password !== undefined && options.recipient !== undefined) {
+    throw new UsageError('encrypt with a password or for a recipient, not both');
+  }
+  const secretKey = options.sign !== undefined ? await readKey(options.sign, 'signing key') : undefined;
+  const recipientPublicKey = options.recipient !== undefined ? await readKey(options.recipient, 'recipient public key') : undefined;
+
+  const model = await loadModel(rt, input, options);
+  let file = modelToApr(model, { version, quantize, compression: compression ?? 'none', name: options.name, description: options.description });
+  // encrypt first, then sign: the signature covers the ciphertext and is checked before decrypting
+  if (password !== undefined) file = await aprCrypto.encryptAprV1(file, { password });
+  if (recipientPublicKey) file = await aprCrypto.encryptAprV1(file, { recipientPublicKey });
+  if (secretKey) file = await aprCrypto.signAprV1(file, secretKey);
+  await writeOut(output, file);
+  const what = [`apr v${version}`, model.info.kind, quantize, compression, password !== undefined && 'password-encrypted',
+    recipientPublicKey && 'encrypted for a recipient', secretKey && 'signed'].filter(Boolean);
+  process.stdout.write(`wrote ${output} (${file.length} bytes, ${what.join(', ')})\n`);
+}
+
+async function writeOut(path, bytes, mode) {
+  try {
+    await writeFile(path, bytes, mode ? { mode, flag: 'wx' } : undefined);
+    if (mode) await chmod(path, mode); // whatever the umask
+  } catch (e) {
+    throw new CliError(`cannot write '${path}': ${e.code === 'EEXIST' ? 'the file exists (keys are never overwritten)' : e.message}`);
+  }
+}
+
+// ------------------------------------------------------------------ keygen
+
+async function keygen(options) {
+  const type = choice(options, 'type', ['ed25519', 'x25519']) ?? 'ed25519';
+  if (!options.out) throw new UsageError('keygen: --out NAME is required');
+  const { secretKey, publicKey } = await aprCrypto.generateKeyPair(type);
+  await writeOut(`${options.out}.key`, secretKey, 0o600);
+  await writeOut(`${options.out}.pub`, publicKey, 0o644);
+  process.stdout.write(`wrote ${options.out}.key (${type} secret key, mode 0600) and ${options.out}.pub (public key ${toHex(publicKey)})\n`);
+}
+
+// ------------------------------------------------------------------ predict
+
+/** Input rows from a JSON array (or array of arrays) or raw little-endian float32 bytes. */
+function parseInputs(bytes, inputSize, path) {
+  const text = new TextDecoder().decode(bytes.subarray(0, 64)).trimStart();
+  let rows;
+  if (text.startsWith('[')) {
+    let v;
+    try { v = JSON.parse(new TextDecoder().decode(bytes)); } catch (e) { throw new CliError(`input '${path}' is not valid JSON: ${e.message}`); }
+    rows = Array.isArray(v[0]) ? v : [v];
+    for (const [i, r] of rows.entries()) {
+      if (!Array.isArray(r) || !r.every((x) => typeof x === 'number')) throw new CliError(`input '${path}': row ${i} is not an array of numbers`);
+      if (r.length !== inputSize) throw new CliError(`input '${path}': row ${i} has ${r.length} values, the model takes ${inputSize}`);
+    }
+    return { batch: Array.isArray(v[0]), n: rows.length, values: Float32Array.from(rows.flat()) };
+  }
+  if (bytes.length === 0 || bytes.length % (4 * inputSize)) {
+    throw new CliError(`input '${path}' is neither a JSON array nor raw float32 rows: ${bytes.length} bytes is not a multiple of ${4 * inputSize} (${inputSize} inputs x 4 bytes)`);
+  }
+  const values = new Float32Array(bytes.length / 4);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = 0; i < values.length; i++) values[i] = dv.getFloat32(4 * i, true);
+  const n = values.length / inputSize;
+  return { batch: n > 1, n, values };
+}
+
+function labelOf(info, out) {
+  if (info.kind === 'logistic_regression') return out[0] >= 0.5 ? 1 : 0;
+  if (info.kind === 'mlp' && info.layers.at(-1).activation === 'softmax') return out.reduce((b, x, i) => (x > out[b] ? i : b), 0);
+  return undefined;
+}
+
+async function predict(rt, [file, input], options) {
+  const model = await loadModel(rt, file, options);
+  const { inputSize, outputSize } = model.info;
+  const { batch, n, values } = parseInputs(await readBytes(input, 'input'), inputSize, input);
+  const out = model.predictBatch(values, n);
+  const rows = Array.from({ length: n }, (_, i) => {
+    const o = Array.from(out.subarray(i * outputSize, (i + 1) * outputSize));
+    const label = labelOf(model.info, o);
+    return label === undefined ? { output: o } : { output: o, label };
+  });
+  process.stdout.write(`${JSON.stringify(batch ? rows : rows[0])}\n`);
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(argv) {
+  if (argv.length === 1 && ['-h', '--help', 'help'].includes(argv[0])) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const { command, positional, options } = parseArgs(argv);
+  if (command === 'keygen') { await keygen(options); return 0; }
+  const rt = await createRuntime();
+  if (command === 'inspect') {
+    const report = await inspectReport(rt, positional[0], options);
+    process.stdout.write(`${options.json ? JSON.stringify(report, null, 2) : inspectText(report)}\n`);
+    const failed = report.checksums?.some((s) => !s.ok) || report.signature?.status === 'invalid';
+    return failed ? 1 : 0;
+  }
+  if (command === 'convert') await convert(rt, positional, options);
+  else await predict(rt, positional, options);
+  return 0;
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (e) {
+  if (e instanceof UsageError) {
+    process.stderr.write(`mlrt: ${e.message}\n${USAGE}\n`);
+    process.exitCode = 2;
+  } else if (e instanceof CliError || e instanceof AprWriteError) {
+    process.stderr.write(`mlrt: ${e.message}\n`);
+    process.exitCode = 1;
+  } else if (e instanceof MlrtError || e?.name === 'MlrtError') {
+    const hint = { ENCRYPTED: ' (give --password PW, or --key KEYFILE with the recipient\'s X25519 secret key)' }[e.code] ?? '';
+    process.stderr.write(`mlrt: ${e.code}: ${e.message}${hint}\n`);
+    process.exitCode = 1;
+  } else {
+    process.stderr.write(`mlrt: internal error: ${e?.stack ?? e}\n`);
+    process.exitCode = 1;
+  }
+}
