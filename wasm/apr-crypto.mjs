@@ -228,15 +228,25 @@ async function verifyingKey(publicKey) {
   }
   const raw = key32(publicKey, 'verifyAprV1: options.publicKey (32 raw bytes or an Ed25519 public CryptoKey)');
   try {
-    return await subtle().importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
+    return await subtle().importKey('raw', raw, { name: 'Ed25519' }, true, ['verify']);
   } catch (e) {
     throw fail('INVALID_ARGUMENT', `verifyAprV1: options.publicKey is not a valid Ed25519 public key: ${e.message}`);
+  }
+}
+
+/** The raw bytes of a public CryptoKey, or null when the engine will not export it. */
+async function rawPublicKey(key) {
+  try {
+    return new Uint8Array(await subtle().exportKey('raw', key));
+  } catch {
+    return null;
   }
 }
 
 /**
  * Checks a file's Ed25519 signature against options.publicKey (the trusted key) or, without one,
  * against the key the file embeds, which proves only that the file is intact, not who made it.
+ * With a trusted key the embedded key must equal it too (when the CryptoKey can be exported).
  * Never throws for a bad or missing signature: `valid` says, `reason` says why not. `signer` names
  * the key that verified it and is null unless valid. Throws MlrtError for a malformed container.
  */
@@ -265,6 +275,14 @@ export async function verifyAprV1(file, options = {}) {
     ok = await subtle().verify({ name: 'Ed25519' }, key, signature, file.subarray(0, c.end));
   } catch (e) {
     return result(false, `Ed25519 verification failed: ${e.message}`);
+  }
+  if (ok && trusted) {
+    // The trusted key verified the signed bytes; the key block after the signature is covered only
+    // by the CRC, so an embedded key other than the trusted one means the file was altered.
+    const trustedRaw = await rawPublicKey(key);
+    if (trustedRaw && !equalBytes(trustedRaw, embeddedKey)) {
+      return result(false, `the signature verifies with the trusted public key but the file embeds another key, ${toHex(embeddedKey).slice(0, 16)}…: the key block was altered`);
+    }
   }
   if (ok) return result(true);
   if (trusted && publicKey instanceof Uint8Array && !equalBytes(publicKey, embeddedKey)) {
