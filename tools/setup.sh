@@ -23,6 +23,8 @@ need chromium    command -v chromium
 need zstd        command -v zstd
 need python3-lz4 /usr/bin/python3 -c 'import lz4.block'
 need python3-zstandard /usr/bin/python3 -c 'import zstandard'
+need python3-cryptography /usr/bin/python3 -c 'import cryptography'
+need python3-argon2 /usr/bin/python3 -c 'import argon2'
 need nodejs      command -v node
 need npm         command -v npm
 
