@@ -23,7 +23,9 @@ const MAGIC = 0xfd2fb528;
 const BLOCK_MAX = 128 * 1024;
 const WINDOW_LOG = 23; // 8 MiB: inputs up to this size are one segment, larger ones use this window
 const MIN_MATCH = 4; // the hash covers 4 bytes (the format allows 3)
-const HASH_LOG = 17;
+// Hash table size: about one bucket per input byte (2^10..2^20), so chains hold few strangers;
+// walking a chain is cache-miss bound, and fewer collisions made level 19 ~3x faster.
+const hashLogFor = (n) => Math.max(10, Math.min(20, Math.ceil(Math.log2(n + 1))));
 
 // ------------------------------------------------------------------ code tables (RFC 8878 §3.1.1.3.2.1.1)
 
@@ -115,7 +117,7 @@ export function zstdLevelParams(level = 3) {
 }
 
 const read32 = (s, i) => (s[i] | (s[i + 1] << 8) | (s[i + 2] << 16) | (s[i + 3] << 24)) >>> 0;
-const hash4 = (s, i) => Math.imul(read32(s, i), 2654435761) >>> (32 - HASH_LOG);
+const hash4 = (s, i, shift) => Math.imul(read32(s, i), 2654435761) >>> shift;
 
 /** Hash chains over the whole input: head[hash] = newest position, chain[pos & mask] = older one. */
 class MatchFinder {
@@ -123,7 +125,9 @@ class MatchFinder {
     this.src = src;
     this.window = window;
     this.p = params;
-    this.head = new Int32Array(1 << HASH_LOG).fill(-1);
+    const hashLog = hashLogFor(src.length);
+    this.shift = 32 - hashLog;
+    this.head = new Int32Array(1 << hashLog).fill(-1);
     const chainSize = params.depth > 1 ? Math.min(window, 1 << Math.max(4, Math.ceil(Math.log2(src.length || 1)))) : 0;
     this.chain = new Int32Array(chainSize);
     this.mask = chainSize - 1;
@@ -133,10 +137,10 @@ class MatchFinder {
 
   /** Adds every position before `end` (that has 4 bytes) to the tables. */
   insertUpTo(end) {
-    const { src, head, chain, mask } = this;
+    const { src, head, chain, mask, shift } = this;
     const last = Math.min(end, src.length - 3);
     for (let p = this.next; p < last; p++) {
-      const h = hash4(src, p);
+      const h = hash4(src, p, shift);
       if (mask >= 0) chain[p & mask] = head[h];
       head[h] = p;
     }
@@ -149,7 +153,7 @@ class MatchFinder {
     if (limit - pos < MIN_MATCH) return 0;
     this.insertUpTo(pos);
     const minPos = Math.max(0, pos - this.window);
-    let cand = this.head[hash4(src, pos)];
+    let cand = this.head[hash4(src, pos, this.shift)];
     let best = 0;
     const first = read32(src, pos);
     // hot loop: walk the chain newest first, extend each real 4-byte match

@@ -1,0 +1,326 @@
+// Our JS encoders (tools/apr/lz4.mjs, tools/apr/zstd.mjs) against INDEPENDENT decoders: Debian's
+// zstd CLI, python3-zstandard, python3-lz4; then our own C decoders through .apr v1 files loaded
+// by the wasm runtime. Plus the LZ4 end-of-block rules checked structurally, determinism, and
+// compression ratios that show real compression happened.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lz4CompressBlock, lz4CompressPrependSize } from '../tools/apr/lz4.mjs';
+import { zstdCompress } from '../tools/apr/zstd.mjs';
+import { createRuntime } from '../wasm/mlrt.mjs';
+import { concat, u64le, f32bytes, readModel, parseBin, bincodeF32s, aprV1, APR_TYPE } from './helpers.mjs';
+
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const hasPy = (mod) => spawnSync(PYTHON, ['-c', `import ${mod}`]).status === 0;
+const noZstdCli = spawnSync('zstd', ['--version']).status === 0 ? false : 'zstd CLI missing (apt-get install zstd)';
+const noPyZstd = hasPy('zstandard') ? false : 'python3-zstandard missing';
+const noPyLz4 = hasPy('lz4.block') ? false : 'python3-lz4 missing';
+const LEVELS = [1, 3, 19];
+const KB = 1024;
+
+// ------------------------------------------------------------------ corpus
+
+function rng(seed) { // xorshift32: the same bytes on every run
+  let s = seed >>> 0 || 1;
+  return () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s; };
+}
+function randomBytes(n, seed) {
+  const r = rng(seed), b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) b[i] = r() & 255;
+  return b;
+}
+const WORDS = ('the of and to in is weights layer model tensor matrix float bias input output hidden network '
+  + 'train loss gradient literal sequence offset match huffman table state stream block frame').split(' ');
+function text(n, seed) {
+  const r = rng(seed);
+  let s = '';
+  while (s.length < n) s += WORDS[r() % WORDS.length] + (r() % 12 === 0 ? '.\n' : ' ');
+  return new TextEncoder().encode(s.slice(0, n));
+}
+function floats(n, seed, f) {
+  const r = rng(seed), v = new Float32Array(n);
+  for (let i = 0; i < n; i++) v[i] = f(r() / 2 ** 32, r);
+  return new Uint8Array(v.buffer);
+}
+const repeat = (unit, n) => { const b = new Uint8Array(n); for (let i = 0; i < n; i++) b[i] = unit[i % unit.length]; return b; };
+
+const mnist = readModel('mnist-mlp.f32.bin');
+const CORPUS = [
+  ['empty', new Uint8Array(0)],
+  ['1 byte', Uint8Array.of(0x42)],
+  ...['ab', 'hello', 'abcabcabcab', 'abcabcabcabc', 'abcabcabcabca', 'abcdabcdabcdabcdabcd', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa']
+    .map((s) => [`"${s}"`, new TextEncoder().encode(s)]),
+  ['zeros 1 MiB', new Uint8Array(1 << 20)],
+  ['random 200 KiB', randomBytes(200 * KB, 1)],
+  ['text 300 KB', text(300000, 2)],
+  ['mnist-mlp.f32.bin', mnist],
+  ['gaussian-ish f32', floats(50000, 3, (u) => (u - 0.5) * 0.2)],
+  ['sparse f32 (90% zero)', floats(60000, 4, (u, r) => (r() % 10 ? 0 : u - 0.5))],
+  ['quantized f32 (16 levels)', floats(60000, 5, (u) => Math.round(u * 15) / 15 - 0.5)],
+  ['text 128 KiB - 1', text(128 * KB - 1, 6)],
+  ['text 128 KiB', text(128 * KB, 7)],
+  ['text 128 KiB + 1', text(128 * KB + 1, 8)],
+  ['mixed 3 blocks + 17', concat(text(100 * KB, 9), new Uint8Array(150 * KB), randomBytes(150 * KB + 17, 10))],
+  ['one match > 65535 (period 61)', concat(randomBytes(5, 11), repeat(randomBytes(61, 12), 300000))],
+  ['offset 65535 (the LZ4 window)', (() => { const r = randomBytes(65535, 13); return concat(r, r, text(100, 14)); })()],
+  ['offset 65536 (just past the LZ4 window)', (() => { const r = randomBytes(65536, 15); return concat(r, r); })()],
+  ['offsets 65000..65535', (() => { const r = randomBytes(65535, 16); return concat(r, r.subarray(0, 40000), r.subarray(500, 40500)); })()],
+];
+
+// ------------------------------------------------------------------ independent decoders
+
+/** Runs one python3 script over files in dir; it prints one line per file: "ok" or an error. */
+function pythonDecode(dir, names, script) {
+  const r = spawnSync(PYTHON, ['-c', script, dir, ...names], { maxBuffer: 1 << 26 });
+  assert.equal(r.status, 0, r.stderr.toString());
+  return r.stdout.toString().trim().split('\n');
+}
+
+function withDir(fn) {
+  const dir = mkdtempSync(join(tmpdir(), 'mlrt-enc-'));
+  try { return fn(dir); } finally { rmSync(dir, { recursive: true, force: true }); }
+}
+
+// All compressed forms of the corpus, computed once.
+const packed = CORPUS.map(([name, raw]) => ({
+  name, raw, lz4: lz4CompressPrependSize(raw), zst: Object.fromEntries(LEVELS.map((l) => [l, zstdCompress(raw, { level: l })])),
+}));
+
+test('zstd frames decode with the zstd CLI (zstd -d), every corpus item at levels 1, 3, 19', { skip: noZstdCli }, () => {
+  withDir((dir) => {
+    const files = [];
+    packed.forEach((p, i) => LEVELS.forEach((l) => {
+      const f = join(dir, `${i}-${l}.zst`);
+      writeFileSync(f, p.zst[l]);
+      files.push([f, p, l]);
+    }));
+    const r = spawnSync('zstd', ['-d', '-q', '-f', ...files.map(([f]) => f)]);
+    assert.equal(r.status, 0, r.stderr.toString());
+    for (const [f, p, l] of files) {
+      assert.deepEqual(new Uint8Array(readFileSync(f.slice(0, -4))), p.raw, `${p.name} level ${l}`);
+    }
+    // and through a pipe, as zstd -d -c
+    const one = packed.find((p) => p.name === 'text 128 KiB + 1');
+    assert.deepEqual(new Uint8Array(spawnSync('zstd', ['-d', '-c', '-q'], { input: one.zst[3] }).stdout), one.raw);
+  });
+});
+
+test('zstd frames decode with python3-zstandard, which also checks the declared content size', { skip: noPyZstd }, () => {
+  withDir((dir) => {
+    const names = [];
+    packed.forEach((p, i) => LEVELS.forEach((l) => {
+      writeFileSync(join(dir, `${i}-${l}.zst`), p.zst[l]);
+      writeFileSync(join(dir, `${i}.raw`), p.raw);
+      names.push(`${i}-${l}`);
+    }));
+    const lines = pythonDecode(dir, names, `
+import sys, os, zstandard
+d = sys.argv[1]
+for n in sys.argv[2:]:
+    frame = open(os.path.join(d, n + '.zst'), 'rb').read()
+    raw = open(os.path.join(d, n.split('-')[0] + '.raw'), 'rb').read()
+    p = zstandard.get_frame_parameters(frame)
+    try:
+        out = zstandard.ZstdDecompressor().decompress(frame)
+        print('ok' if out == raw and p.content_size == len(raw) else 'mismatch %d %d' % (len(out), p.content_size))
+    except Exception as e:
+        print('error', e)`);
+    assert.deepEqual(lines, names.map(() => 'ok'), names.map((n, i) => `${n}: ${lines[i]}`).filter((s) => !s.endsWith('ok')).join('; '));
+  });
+});
+
+test('LZ4 blocks decode with python3-lz4 (explicit size and the prepended size)', { skip: noPyLz4 }, () => {
+  withDir((dir) => {
+    const names = packed.map((p, i) => {
+      writeFileSync(join(dir, `${i}.lz4`), p.lz4);
+      writeFileSync(join(dir, `${i}.raw`), p.raw);
+      return `${i}`;
+    });
+    const lines = pythonDecode(dir, names, `
+import sys, os, lz4.block
+d = sys.argv[1]
+for n in sys.argv[2:]:
+    data = open(os.path.join(d, n + '.lz4'), 'rb').read()
+    raw = open(os.path.join(d, n + '.raw'), 'rb').read()
+    try:
+        a = lz4.block.decompress(data[4:], uncompressed_size=len(raw))
+        b = lz4.block.decompress(data) if raw else b''
+        print('ok' if a == raw and b == raw else 'mismatch')
+    except Exception as e:
+        print('error', e)`);
+    assert.deepEqual(lines, names.map(() => 'ok'), names.map((n, i) => `${packed[i].name}: ${lines[i]}`).filter((s) => !s.endsWith('ok')).join('; '));
+  });
+});
+
+// ------------------------------------------------------------------ LZ4 structure
+
+/** Strict LZ4 block walk: returns the decoded bytes and where the last match started/ended. */
+function lz4Walk(block, n) {
+  const out = new Uint8Array(n);
+  let ip = 0, op = 0, lastMatch = null, longest = 0;
+  const len = (base) => { let l = base; if (base === 15) { let b; do { b = block[ip++]; l += b; } while (b === 255); } return l; };
+  for (;;) {
+    const token = block[ip++];
+    const ll = len(token >> 4);
+    out.set(block.subarray(ip, ip + ll), op);
+    ip += ll; op += ll;
+    if (ip === block.length) break; // the last sequence: literals only
+    const off = block[ip] | (block[ip + 1] << 8);
+    ip += 2;
+    const ml = len(token & 15) + 4;
+    assert.ok(off >= 1 && off <= op, `offset ${off} at output ${op}`);
+    lastMatch = { start: op, end: op + ml, off };
+    longest = Math.max(longest, ml);
+    for (let i = 0; i < ml; i++, op++) out[op] = out[op - off];
+  }
+  assert.equal(op, n, 'decoded size');
+  return { out, lastMatch, longest };
+}
+
+test('LZ4: end-of-block rules (last 5 bytes literals, last match starts >= 12 before the end), offsets <= 65535', () => {
+  for (const { name, raw, lz4 } of packed) {
+    assert.equal(new DataView(lz4.buffer).getUint32(0, true), raw.length, name);
+    const { out, lastMatch } = lz4Walk(lz4.subarray(4), raw.length);
+    assert.deepEqual(out, raw, name);
+    if (raw.length < 13) assert.equal(lastMatch, null, `${name}: short inputs are all literals`);
+    if (lastMatch) {
+      assert.ok(lastMatch.end <= raw.length - 5, `${name}: last match ends ${raw.length - lastMatch.end} bytes before the end`);
+      assert.ok(lastMatch.start <= raw.length - 12, `${name}: last match starts ${raw.length - lastMatch.start} bytes before the end`);
+    }
+  }
+  assert.deepEqual(lz4CompressBlock(new Uint8Array(0)), Uint8Array.of(0), 'empty input: one empty token');
+  // a match longer than 65535 really is one match (length bytes run over many 255s)
+  const long = packed.find((p) => p.name.startsWith('one match'));
+  assert.ok(lz4Walk(long.lz4.subarray(4), long.raw.length).longest > 65535 * 4);
+  assert.ok(long.lz4.length < 100 + long.raw.length / 255, `long match: ${long.lz4.length} bytes`);
+  // offset exactly 65535 is used, 65536 is out of reach
+  const at = packed.find((p) => p.name.startsWith('offset 65535'));
+  assert.ok(at.lz4.length < 65535 + 1000, 'offset 65535 found');
+  const past = packed.find((p) => p.name.startsWith('offset 65536'));
+  assert.ok(past.lz4.length > 2 * 65536 - 100, 'nothing matches beyond the window');
+});
+
+// ------------------------------------------------------------------ zstd structure
+
+test('zstd: frame header (content size present, single segment), RLE and raw block fallbacks, deterministic', () => {
+  for (const { name, raw, zst } of packed) {
+    const f = zst[3];
+    assert.deepEqual(Array.from(f.subarray(0, 4)), [0x28, 0xb5, 0x2f, 0xfd], name);
+    const fhd = f[4];
+    assert.equal(fhd & 0x20, 0x20, `${name}: Single_Segment`);
+    assert.equal(fhd & 0x0f, 0, `${name}: no checksum, no dictionary, reserved bit clear`);
+    const fcsBytes = [1, 2, 4, 8][fhd >> 6];
+    let fcs = 0;
+    for (let i = 0; i < fcsBytes; i++) fcs += f[5 + i] * 256 ** i;
+    assert.equal(fcs + (fcsBytes === 2 ? 256 : 0), raw.length, `${name}: Frame_Content_Size`);
+    const blocks = Math.max(1, Math.ceil(raw.length / (128 * KB)));
+    assert.ok(f.length <= 5 + fcsBytes + 3 * blocks + raw.length, `${name}: never larger than raw blocks`);
+    for (const l of LEVELS) assert.deepEqual(zstdCompress(raw, { level: l }), zst[l], `${name}: deterministic at ${l}`);
+  }
+  assert.deepEqual(lz4CompressPrependSize(mnist), packed.find((p) => p.raw === mnist).lz4, 'LZ4 deterministic');
+  // 1 MiB of zeros: 8 RLE blocks of 4 bytes each after a 9-byte header
+  const zeros = packed.find((p) => p.name === 'zeros 1 MiB').zst[3];
+  assert.equal(zeros.length, 4 + 1 + 4 + 8 * 4);
+  assert.equal((zeros[9] >> 1) & 3, 1, 'RLE block');
+  // random data: raw blocks
+  const rnd = packed.find((p) => p.name === 'random 200 KiB').zst[3];
+  assert.equal(rnd.length, 4 + 1 + 4 + 3 + 128 * KB + 3 + 72 * KB);
+  // above 8 MiB the frame uses a window descriptor instead of one segment
+  const big = zstdCompress(new Uint8Array(8 * 1024 * 1024 + 1));
+  assert.equal(big[4], 0x80, 'FCS 4 bytes, not single segment');
+  assert.equal(big[5], (23 - 10) << 3, 'Window_Size 8 MiB');
+});
+
+// ------------------------------------------------------------------ ratios
+
+const ratio = (raw, c) => raw.length / c.length;
+
+test('compression is real: text >= 2x, zeros >= 100x, repetitive data much more', () => {
+  const get = (n) => packed.find((p) => p.name === n);
+  for (const n of ['text 300 KB', 'text 128 KiB + 1']) {
+    assert.ok(ratio(get(n).raw, get(n).lz4) >= 2, `${n}: lz4 ${ratio(get(n).raw, get(n).lz4).toFixed(2)}`);
+    for (const l of LEVELS) assert.ok(ratio(get(n).raw, get(n).zst[l]) >= 2.5, `${n}: zstd ${l} ${ratio(get(n).raw, get(n).zst[l])}`);
+  }
+  const z = get('zeros 1 MiB');
+  assert.ok(ratio(z.raw, z.lz4) >= 100, `zeros lz4 ${ratio(z.raw, z.lz4)}`);
+  for (const l of LEVELS) assert.ok(ratio(z.raw, z.zst[l]) >= 10000, `zeros zstd ${l}`);
+  const sparse = get('sparse f32 (90% zero)');
+  assert.ok(ratio(sparse.raw, sparse.lz4) >= 2, `sparse lz4 ${ratio(sparse.raw, sparse.lz4)}`);
+  assert.ok(ratio(sparse.raw, sparse.zst[3]) >= 2, `sparse zstd ${ratio(sparse.raw, sparse.zst[3])}`);
+  // higher levels never lose to lower ones by much on text
+  const t = get('text 300 KB');
+  assert.ok(t.zst[19].length <= t.zst[1].length, 'level 19 <= level 1 on text');
+});
+
+test('MNIST weights: ratio and speed per encoder and level (reported)', (t) => {
+  const lines = [];
+  const time = (fn) => { const t0 = performance.now(); const out = fn(); return [out, performance.now() - t0]; };
+  const report = (label, fn) => {
+    fn(); // warm up the JIT
+    const [out, ms] = time(fn);
+    lines.push(`${label}: ${mnist.length} -> ${out.length} bytes, ratio ${ratio(mnist, out).toFixed(3)}, `
+      + `${(mnist.length / 1e6 / (ms / 1000)).toFixed(1)} MB/s`);
+    return out;
+  };
+  report('lz4', () => lz4CompressPrependSize(mnist));
+  for (const l of LEVELS) report(`zstd level ${l}`, () => zstdCompress(mnist, { level: l }));
+  for (const line of lines) t.diagnostic(line);
+});
+
+// ------------------------------------------------------------------ our own C decoders, through .apr v1
+
+const rt = await createRuntime();
+
+/** A LinearRegression payload (spec §3.2): Some(coefficients), intercept, fit_intercept. */
+const linearPayload = (coefBytes, intercept = 0.5) =>
+  concat(Uint8Array.of(1), u64le(coefBytes.length / 4), coefBytes, f32bytes([intercept]), Uint8Array.of(1));
+
+const COMPRESSORS = [
+  ['lz4', 3, lz4CompressPrependSize],
+  ['zstd level 3', 1, (b) => zstdCompress(b, { level: 3 })],
+  ['zstd level 19', 2, (b) => zstdCompress(b, { level: 19 })],
+  ['zstd level 1', 1, (b) => zstdCompress(b, { level: 1 })],
+];
+
+test('.apr v1 LinearRegression with our LZ4 / zstd payloads loads through src/lz4.c, src/zstd.c and predicts like the uncompressed file', () => {
+  const coefs = [
+    ['2 coefficients', f32bytes([2, -1])],
+    ['MNIST layer-1 weights as 401408 coefficients', mnist.subarray(12, 12 + 784 * 512 * 4)],
+    ['sparse', packed.find((p) => p.name.startsWith('sparse')).raw],
+    ['quantized', packed.find((p) => p.name.startsWith('quantized')).raw],
+  ];
+  for (const [label, coef] of coefs) {
+    const payload = linearPayload(coef);
+    const n = coef.length / 4;
+    const x = new Float32Array(n).map((_, i) => ((i * 7919) % 13) - 6);
+    const want = rt.loadFromBytes(aprV1({ type: APR_TYPE.LinearRegression, payload })).predict(x);
+    for (const [name, compression, fn] of COMPRESSORS) {
+      const file = aprV1({ type: APR_TYPE.LinearRegression, payload: fn(payload), compression, rawSize: payload.length });
+      const m = rt.loadFromBytes(file, { expect: 'LinearRegression' });
+      assert.equal(m.info.inputSize, n, `${label} ${name}`);
+      assert.deepEqual(Array.from(m.predict(x)), Array.from(want), `${label} ${name}`);
+      m.dispose?.();
+    }
+  }
+  // the spec's y = 2 x0 - x1 + 0.5, exactly
+  const tiny = linearPayload(f32bytes([2, -1]));
+  for (const [name, compression, fn] of COMPRESSORS) {
+    const m = rt.loadFromBytes(aprV1({ type: 1, payload: fn(tiny), compression, rawSize: tiny.length }));
+    assert.deepEqual(Array.from(m.predictBatch([1, 1, 3, -2, 0, 0], 3)), [1.5, 8.5, 0.5], name);
+  }
+});
+
+test('.apr v1 NeuralSequential MNIST MLP with our compressed payloads predicts bit-identically to mnist-mlp.f32.bin', () => {
+  const net = parseBin(mnist);
+  const payload = concat(bincodeF32s(net.w1), bincodeF32s(net.b1), bincodeF32s(net.w2), bincodeF32s(net.b2));
+  const xs = new Float32Array(784 * 8).map((_, i) => ((i * 31) % 256) / 255);
+  const want = rt.loadFromBytes(mnist).predictBatch(xs, 8);
+  for (const [name, compression, fn] of COMPRESSORS) {
+    const m = rt.loadFromBytes(aprV1({ type: APR_TYPE.NeuralSequential, payload: fn(payload), compression, rawSize: payload.length }));
+    assert.deepEqual(new Uint8Array(m.predictBatch(xs, 8).buffer), new Uint8Array(want.buffer), name);
+    m.dispose?.();
+  }
+});
