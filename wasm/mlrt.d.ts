@@ -7,7 +7,9 @@ export type MlrtErrorCode =
   | 'DUPLICATE_KEY' | 'HEADER_TOO_LARGE' | 'BAD_HEADER' | 'NOT_A_MODEL' | 'UNSUPPORTED'
   | 'OUT_OF_MEMORY' | 'NON_FINITE' | 'CHECKSUM_MISMATCH' | 'UNSUPPORTED_VERSION' | 'UNSUPPORTED_MODEL_TYPE'
   | 'MODEL_TYPE_MISMATCH' | 'ENCRYPTED' | 'INVALID_MSGPACK' | 'BAD_PAYLOAD'
-  | 'DISPOSED' | 'WASM_LOAD_FAILED' | 'INTERNAL';
+  | 'DISPOSED' | 'WASM_LOAD_FAILED' | 'INTERNAL'
+  /** From load() and apr-crypto.mjs (JavaScript, WebCrypto): */
+  | 'NOT_SIGNED' | 'SIGNATURE_INVALID' | 'DECRYPTION_FAILED' | 'WRONG_RECIPIENT' | 'NOT_ENCRYPTED';
 
 export class MlrtError extends Error {
   readonly name: 'MlrtError';
@@ -104,7 +106,22 @@ export interface ModelInfo {
   readonly params: number;
   readonly layers: readonly LayerInfo[];
   readonly metadata: Metadata;
+  /** The container of the bytes the C core loaded: after load() decrypted a file, the plain one. */
   readonly apr?: AprContainer;
+  /** Set by load() (not loadFromBytes): what was checked before loading. */
+  readonly signature?: SignatureInfo;
+  /** Set by load(): how the payload was decrypted, or false when it was not encrypted. */
+  readonly encrypted?: 'password' | 'recipient' | false;
+}
+
+export interface SignatureInfo {
+  /** The file carries an Ed25519 signature (.apr v1 flag 0x02). */
+  readonly signed: boolean;
+  /** 'trusted': verified with the caller's publicKey. 'embedded': verified only with the key in
+   * the file, which proves the file intact, not who signed it. null when not signed. */
+  readonly signer: 'trusted' | 'embedded' | null;
+  /** The signature was verified (load() refuses a signed file whose signature fails). */
+  readonly verified: boolean;
 }
 
 export interface LoadOptions {
@@ -113,6 +130,25 @@ export interface LoadOptions {
    * linear_regression = 'LinearRegression', logistic_regression = 'LogisticRegression'. */
   expect?: AprModelType;
 }
+
+/** load(): loadFromBytes' options, and the keys for signed / encrypted .apr v1 files. */
+export interface SecureLoadOptions extends LoadOptions {
+  /** The signer's Ed25519 public key (32 raw bytes or a CryptoKey): the file must be signed by
+   * it, else NOT_SIGNED / SIGNATURE_INVALID. */
+  publicKey?: Uint8Array | CryptoKey;
+  /** Refuse unsigned files (NOT_SIGNED); without publicKey the signature is checked against the
+   * key embedded in the file (signer 'embedded'). */
+  requireSignature?: boolean;
+  /** Password-mode encryption (Argon2id of its UTF-8 bytes). */
+  password?: string | Uint8Array;
+  /** Recipient-mode encryption: the recipient's raw 32-byte X25519 secret key. */
+  recipientSecretKey?: Uint8Array;
+  /** Argon2id (m=19456 KiB, t=2, p=1, v0x13, 32 bytes) to use instead of importing @noble/hashes. */
+  argon2id?: Argon2idFunction;
+}
+
+/** Argon2id with aprender's parameters (m=19456 KiB, t=2, p=1, version 0x13), 32 bytes out. */
+export type Argon2idFunction = (password: Uint8Array, salt: Uint8Array) => Promise<Uint8Array> | Uint8Array;
 
 export interface Model {
   readonly info: ModelInfo;
@@ -140,6 +176,11 @@ export interface Runtime {
   readonly memoryBytes: number;
   inspect(bytes: Uint8Array | ArrayBuffer): Inspection;
   loadFromBytes(bytes: Uint8Array | ArrayBuffer, options?: LoadOptions): Model;
+  /** loadFromBytes after checking a .apr v1 file's signature and decrypting its payload
+   * (WebCrypto; apr-crypto.mjs is imported on first use). Other formats load as with
+   * loadFromBytes (NOT_SIGNED when publicKey or requireSignature is given). info gets
+   * `signature` and `encrypted`. */
+  load(bytes: Uint8Array | ArrayBuffer, options?: SecureLoadOptions): Promise<Model>;
 }
 
 export interface RuntimeOptions {
