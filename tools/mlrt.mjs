@@ -7,6 +7,7 @@
 //   mlrt keygen [--type ed25519|x25519] --out NAME
 //   mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile, chmod } from 'node:fs/promises';
 import process from 'node:process';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
@@ -76,7 +77,7 @@ function choice(options, name, allowed) {
 
 async function readBytes(path, what) {
   try {
-    return new Uint8Array(await readFile(path === '-' ? 0 : path));
+    return new Uint8Array(path === '-' ? readFileSync(0) : await readFile(path)); // '-': stdin
   } catch (e) {
     throw new CliError(`cannot read ${what} '${path}': ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
   }
@@ -136,7 +137,14 @@ async function inspectReport(rt, path, options) {
     report.checksums = sums;
     if (sums.some((s) => !s.ok)) readable = withFreshChecksums(bytes);
   }
-  const info = rt.inspect(readable); // MlrtError for a file that is not valid apart from its checksums
+  let info;
+  try {
+    info = rt.inspect(readable);
+  } catch (e) {
+    // a file that is invalid apart from its checksums: still show the checksums, then the error
+    if (!sums || e?.name !== 'MlrtError') throw e;
+    return { ...report, error: { code: e.code, message: e.message } };
+  }
   report.format = info.format;
   if (sums?.some((s) => !s.ok)) report.note = 'checksum mismatch: the contents below were read with the stored checksums ignored';
   if (info.apr) report.apr = info.apr;
@@ -161,6 +169,11 @@ function inspectText(r) {
   const lines = [];
   const row = (k, v) => lines.push(`${k.padEnd(12)} ${v}`);
   row('file', `${r.file} (${r.size} bytes)`);
+  if (r.error) {
+    for (const s of r.checksums) row(`crc ${s.name}`, s.ok ? `ok (${s.stored})` : `MISMATCH: stored ${s.stored}, computed ${s.computed}`);
+    row('error', `${r.error.code}: ${r.error.message}`);
+    return lines.join('\n');
+  }
   const a = r.apr;
   row('format', a ? `apr ${a.magic === 'APRN' ? 'v1' : 'v2'} (${a.magic.replace('\0', '\\0')} ${a.version})` : r.format);
   if (a?.modelType) row('model type', `${a.modelType} (0x${a.modelTypeCode.toString(16).padStart(4, '0')})`);
@@ -299,7 +312,7 @@ async function main(argv) {
   if (command === 'inspect') {
     const report = await inspectReport(rt, positional[0], options);
     process.stdout.write(`${options.json ? JSON.stringify(report, null, 2) : inspectText(report)}\n`);
-    const failed = report.checksums?.some((s) => !s.ok) || report.signature?.status === 'invalid';
+    const failed = report.error || report.checksums?.some((s) => !s.ok) || report.signature?.status === 'invalid';
     return failed ? 1 : 0;
   }
   if (command === 'convert') await convert(rt, positional, options);

@@ -1,0 +1,228 @@
+// The mlrt CLI (tools/mlrt.mjs) run as a child process: keygen, convert from every input format and
+// with every v1/v2 option, predict (JSON, raw float32, stdin), inspect (CRCs, signatures,
+// encryption, --json), determinism, and exit codes 1/2 without stack traces.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, statSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRuntime } from '../wasm/mlrt.mjs';
+import { loadSplit } from '../tools/mnist-split.mjs';
+import { compressionAvailable } from '../tools/apr/writer.mjs';
+import { modelPath, safetensorsF32, withV1Crc, rng } from './helpers.mjs';
+
+const CLI = fileURLToPath(new URL('../tools/mlrt.mjs', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'mlrt-cli-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+const at = (name) => join(dir, name);
+const model = (name) => fileURLToPath(modelPath(name));
+
+function mlrt(args, input) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { input, cwd: dir, encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, SOURCE_DATE_EPOCH: '' } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+function ok(args, input) {
+  const r = mlrt(args, input);
+  assert.equal(r.code, 0, `mlrt ${args.join(' ')} exited ${r.code}: ${r.err}`);
+  return r;
+}
+function fails(args, code, pattern) {
+  const r = mlrt(args);
+  assert.equal(r.code, code, `mlrt ${args.join(' ')}: expected exit ${code}, got ${r.code}: ${r.err}`);
+  assert.match(r.err, pattern);
+  assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
+  return r;
+}
+
+const rt = await createRuntime();
+const digits = loadSplit('test');
+const N = 20;
+const rows = Array.from({ length: N }, (_, i) => Array.from(digits.images.subarray(i * 784, (i + 1) * 784)));
+writeFileSync(at('digits.json'), JSON.stringify(rows));
+const want = rt.loadFromBytes(readFileSync(model('mnist-mlp.safetensors'))).predictBatch(digits.images.subarray(0, N * 784), N);
+
+/** Predictions printed by `mlrt predict` (a batch) must equal the source model's bit for bit. */
+function checkPredict(file, extra = [], label = file) {
+  const out = JSON.parse(ok(['predict', file, 'digits.json', ...extra]).out);
+  assert.equal(out.length, N);
+  const got = Float32Array.from(out.flatMap((r) => r.output));
+  assert.deepEqual(new Uint8Array(got.buffer), new Uint8Array(want.buffer), `${label}: predictions not bit-identical`);
+  out.forEach((r, i) => assert.equal(r.label, r.output.indexOf(Math.max(...r.output)), `${label}: label ${i}`));
+}
+
+test('keygen: 32-byte secret (mode 0600) and public keys, both types; never overwrites', () => {
+  ok(['keygen', '--out', 'signer']);
+  ok(['keygen', '--type', 'x25519', '--out', 'reader']);
+  ok(['keygen', '--type', 'ed25519', '--out', 'other']);
+  for (const name of ['signer', 'reader', 'other']) {
+    assert.equal(readFileSync(at(`${name}.key`)).length, 32);
+    assert.equal(readFileSync(at(`${name}.pub`)).length, 32);
+    assert.equal(statSync(at(`${name}.key`)).mode & 0o777, 0o600);
+  }
+  fails(['keygen', '--out', 'signer'], 1, /the file exists/);
+  fails(['keygen', '--type', 'rsa', '--out', 'x'], 2, /--type must be one of ed25519, x25519/);
+  fails(['keygen'], 2, /--out NAME is required/);
+});
+
+const INPUTS = ['mnist-mlp.f32.bin', 'mnist-mlp.f64.bin', 'mnist-mlp.safetensors', 'mnist-mlp.aprender.safetensors', 'mnist-mlp.bintensors'];
+
+test('convert from every input format (.bin f32/f64, SafeTensors, BinTensors, .apr v1, .apr v2) to v1 and v2: bit-identical predictions', () => {
+  ok(['convert', model('mnist-mlp.safetensors'), 'from-st.v1.apr', '--apr-version', '1']);
+  ok(['convert', model('mnist-mlp.safetensors'), 'from-st.v2.apr']);
+  for (const input of [...INPUTS.map(model), 'from-st.v1.apr', 'from-st.v2.apr']) {
+    for (const version of ['1', '2']) {
+      const out = `conv-${version}.apr`;
+      ok(['convert', input, out, '--apr-version', version, '--name', 'mnist']);
+      checkPredict(out, [], `${input} -> v${version}`);
+    }
+  }
+});
+
+const COMPRESS = ['none', 'lz4', 'zstd', 'zstd-max'].filter((c) => compressionAvailable()[c]);
+
+test(`v1 MNIST x {${COMPRESS.join(', ')}} x {plain, signed, recipient}: predict with the keys; inspect says so`, () => {
+  for (const c of COMPRESS) {
+    const comp = c === 'none' ? [] : ['--compress', c];
+    ok(['convert', model('mnist-mlp.f32.bin'), 'p.apr', '--apr-version', '1', ...comp]);
+    checkPredict('p.apr', [], `${c} plain`);
+    ok(['convert', model('mnist-mlp.f32.bin'), 's.apr', ...comp, '--sign', 'signer.key']);
+    checkPredict('s.apr', ['--public-key', 'signer.pub'], `${c} signed`);
+    ok(['convert', model('mnist-mlp.f32.bin'), 'r.apr', ...comp, '--recipient', 'reader.pub']);
+    checkPredict('r.apr', ['--key', 'reader.key'], `${c} recipient`);
+    fails(['predict', 'r.apr', 'digits.json'], 1, /ENCRYPTED: .*--password PW, or --key KEYFILE/);
+    const info = JSON.parse(ok(['inspect', 'r.apr', '--json']).out);
+    assert.deepEqual([info.encrypted, info.apr.compression, info.signature.status], [true, { none: 'None', lz4: 'Lz4', zstd: 'ZstdDefault', 'zstd-max': 'ZstdMax' }[c], 'not signed']);
+  }
+  // signed + encrypted: encrypted first, then the signature covers the ciphertext
+  ok(['convert', model('mnist-mlp.f32.bin'), 'sr.apr', '--sign', 'signer.key', '--recipient', 'reader.pub']);
+  checkPredict('sr.apr', ['--key', 'reader.key', '--public-key', 'signer.pub'], 'signed and encrypted');
+  assert.match(ok(['inspect', 'sr.apr']).out, /flags +ENCRYPTED, SIGNED[\s\S]*signature +valid/);
+});
+
+test('v1 password encryption (Argon2id: one file): --password-file to write, --password to read', () => {
+  writeFileSync(at('pw.txt'), 'correct horse\n');
+  ok(['convert', model('mnist-mlp.f32.bin'), 'pw.apr', '--password-file', 'pw.txt', '--compress', COMPRESS.at(-1)]);
+  checkPredict('pw.apr', ['--password', 'correct horse'], 'password');
+  fails(['convert', model('mnist-mlp.f32.bin'), 'x.apr', '--password-file', 'pw.txt', '--encrypt-password', 'x'], 2, /give the output password once/);
+  fails(['convert', model('mnist-mlp.f32.bin'), 'x.apr', '--encrypt-password', 'x', '--recipient', 'reader.pub'], 2, /not both/);
+});
+
+test('linear and logistic regression through the CLI: v1 signed, v2 f32; logistic predictions carry labels', () => {
+  const r = rng(5);
+  const coef = Array.from({ length: 4 }, () => r() - 0.5);
+  writeFileSync(at('lin.safetensors'), safetensorsF32({ coefficients: [[4], coef], intercept: [[1], [0.5]] }));
+  writeFileSync(at('log.safetensors'), safetensorsF32({ coefficients: [[4], coef], intercept: [[1], [0.5]] }, { model_type: 'logistic_regression' }));
+  const xs = [[1, 2, 3, 4], [-1, 0, 0.5, 2]];
+  writeFileSync(at('xs.json'), JSON.stringify(xs));
+  for (const src of ['lin', 'log']) {
+    const base = JSON.parse(ok(['predict', `${src}.safetensors`, 'xs.json']).out);
+    ok(['convert', `${src}.safetensors`, `${src}.v1.apr`, '--sign', 'signer.key', '--compress', COMPRESS.at(-1)]);
+    ok(['convert', `${src}.safetensors`, `${src}.v2.apr`]);
+    for (const f of [`${src}.v1.apr`, `${src}.v2.apr`]) assert.deepEqual(JSON.parse(ok(['predict', f, 'xs.json']).out), base, f);
+    const info = JSON.parse(ok(['inspect', `${src}.v1.apr`, '--json', '--public-key', 'signer.pub']).out);
+    assert.equal(info.apr.modelType, src === 'lin' ? 'LinearRegression' : 'LogisticRegression');
+    assert.equal(info.signature.status, 'valid (trusted key)');
+    if (src === 'log') assert.deepEqual(base.map((b) => b.label), base.map((b) => (b.output[0] >= 0.5 ? 1 : 0)));
+    else assert.ok(base.every((b) => !('label' in b)));
+  }
+});
+
+test('v2 x {f32, q8, q4}: tensors, flags and quantization metadata in inspect; deterministic bytes', () => {
+  for (const q of ['f32', 'q8', 'q4']) {
+    const opt = q === 'f32' ? [] : ['--quantize', q];
+    ok(['convert', model('mnist-mlp.bintensors'), `v2-${q}.apr`, '--apr-version', '2', ...opt]);
+    ok(['convert', model('mnist-mlp.bintensors'), `v2-${q}-again.apr`, ...opt]);
+    assert.deepEqual(readFileSync(at(`v2-${q}.apr`)), readFileSync(at(`v2-${q}-again.apr`)), `${q}: same bytes twice`);
+    const info = JSON.parse(ok(['inspect', `v2-${q}.apr`, '--json']).out);
+    const dtype = { f32: 'F32', q8: 'APR_Q8', q4: 'APR_Q4' }[q];
+    assert.deepEqual(info.tensors.map((t) => [t.name, t.dtype]), [['0', dtype], ['1', 'F32'], ['2', dtype], ['3', 'F32']]);
+    assert.deepEqual(info.checksums.map((c) => [c.name, c.ok]), [['header', true], ['file', true]]);
+    assert.equal(info.metadata.activations, 'relu,softmax');
+    if (q !== 'f32') assert.deepEqual(info.apr.flags, ['QUANTIZED', 'LAYOUT_ROW_MAJOR']);
+  }
+  checkPredict('v2-f32.apr');
+  // v1 without encryption is deterministic too
+  ok(['convert', model('mnist-mlp.f32.bin'), 'd1.apr', '--apr-version', '1', '--compress', COMPRESS.at(-1), '--sign', 'signer.key']);
+  ok(['convert', model('mnist-mlp.f32.bin'), 'd2.apr', '--apr-version', '1', '--compress', COMPRESS.at(-1), '--sign', 'signer.key']);
+  assert.deepEqual(readFileSync(at('d1.apr')), readFileSync(at('d2.apr')), 'signed v1: same bytes twice (Ed25519 is deterministic)');
+});
+
+test('inspect: CRC mismatch after a byte flip (v1 and both v2 checksums), wrong trusted key, text and JSON', () => {
+  ok(['convert', model('mnist-mlp.f32.bin'), 'i1.apr', '--apr-version', '1', '--sign', 'signer.key']);
+  const text = ok(['inspect', 'i1.apr']).out;
+  assert.match(text, /format +apr v1 \(APRN 1\.0\)/);
+  assert.match(text, /model type +NeuralSequential \(0x0020\)/);
+  assert.match(text, /crc file +ok \(0x[0-9a-f]{8}\)/);
+  assert.match(text, /signature +valid \(embedded key/);
+  assert.match(text, /encrypted +no/);
+  const flipped = readFileSync(at('i1.apr'));
+  flipped[5000] ^= 1;
+  writeFileSync(at('i1-bad.apr'), flipped);
+  const bad = mlrt(['inspect', 'i1-bad.apr']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.out, /crc file +MISMATCH: stored 0x[0-9a-f]{8}, computed 0x[0-9a-f]{8}/);
+  assert.match(bad.out, /signature +invalid/);
+  writeFileSync(at('i1-resealed.apr'), withV1Crc(flipped));
+  const resealed = JSON.parse(mlrt(['inspect', 'i1-resealed.apr', '--json']).out);
+  assert.deepEqual([resealed.checksums[0].ok, resealed.signature.status], [true, 'invalid'], 'a fresh CRC does not fool the signature');
+  const wrongKey = mlrt(['inspect', 'i1.apr', '--public-key', 'other.pub']);
+  assert.equal(wrongKey.code, 1);
+  assert.match(wrongKey.out, /signature +invalid: the signature does not verify with the trusted public key/);
+  fails(['predict', 'i1-bad.apr', 'digits.json'], 1, /CHECKSUM_MISMATCH/);
+
+  ok(['convert', model('mnist-mlp.f32.bin'), 'i2.apr']);
+  for (const [offset, name] of [[8, 'header'], [1000, 'file']]) {
+    const f = readFileSync(at('i2.apr'));
+    f[offset] ^= 1;
+    writeFileSync(at('i2-bad.apr'), f);
+    const r = mlrt(['inspect', 'i2-bad.apr', '--json']);
+    assert.equal(r.code, 1, name);
+    const j = JSON.parse(r.out);
+    assert.equal(j.checksums.find((c) => c.name === name).ok, false, name);
+    assert.ok(j.note?.includes('checksum mismatch') || j.error, 'contents read with the checksums ignored, or why they cannot be');
+  }
+  assert.match(ok(['inspect', model('mnist-mlp.f64.bin')]).out, /format +bin[\s\S]*model +mlp/);
+});
+
+test('predict: raw float32 input, stdin, one JSON input; input errors', () => {
+  const raw = Buffer.from(digits.images.buffer, digits.images.byteOffset, N * 784 * 4);
+  writeFileSync(at('digits.f32'), raw);
+  const viaRaw = JSON.parse(ok(['predict', model('mnist-mlp.safetensors'), 'digits.f32']).out);
+  const viaStdin = JSON.parse(ok(['predict', model('mnist-mlp.safetensors'), '-'], JSON.stringify(rows)).out);
+  const viaJson = JSON.parse(ok(['predict', model('mnist-mlp.safetensors'), 'digits.json']).out);
+  assert.deepEqual(viaRaw, viaJson);
+  assert.deepEqual(viaStdin, viaJson);
+  writeFileSync(at('one.json'), JSON.stringify(rows[3]));
+  assert.deepEqual(JSON.parse(ok(['predict', model('mnist-mlp.safetensors'), 'one.json']).out), viaJson[3]);
+  writeFileSync(at('short.json'), '[1, 2, 3]');
+  fails(['predict', model('mnist-mlp.safetensors'), 'short.json'], 1, /row 0 has 3 values, the model takes 784/);
+  writeFileSync(at('odd.f32'), new Uint8Array(10));
+  fails(['predict', model('mnist-mlp.safetensors'), 'odd.f32'], 1, /10 bytes is not a multiple of 3136/);
+  writeFileSync(at('broken.json'), '[1, 2');
+  fails(['predict', model('mnist-mlp.safetensors'), 'broken.json'], 1, /not valid JSON/);
+});
+
+test('errors: usage mistakes exit 2, bad files exit 1, messages without stack traces', () => {
+  fails([], 2, /no command given/);
+  fails(['frobnicate'], 2, /unknown command 'frobnicate'/);
+  fails(['inspect'], 2, /inspect: expected FILE/);
+  fails(['inspect', 'a', '--verbose'], 2, /unknown option '--verbose'/);
+  fails(['convert', 'in', 'out', '--apr-version', '3'], 2, /--apr-version must be one of 1, 2/);
+  fails(['convert', 'in', 'out', '--apr-version', '2', '--sign', 'signer.key'], 2, /--sign is an \.apr v1 option/);
+  fails(['convert', 'in', 'out', '--apr-version', '2', '--compress', 'lz4'], 2, /--compress is an \.apr v1 option/);
+  fails(['convert', 'in', 'out', '--apr-version', '1', '--quantize', 'q8'], 2, /--quantize needs --apr-version 2/);
+  fails(['convert', 'in', 'out', '--compress', 'gzip'], 2, /--compress must be one of lz4, zstd, zstd-max/);
+  fails(['convert', 'in', 'out', '--name'], 2, /--name needs a value/);
+  fails(['inspect', 'missing.apr'], 1, /cannot read model file 'missing.apr': no such file/);
+  writeFileSync(at('junk.bin'), new Uint8Array(100));
+  fails(['inspect', 'junk.bin'], 1, /^mlrt: [A-Z_]+: /);
+  // a 3-layer MLP does not fit the v1 NeuralSequential payload
+  writeFileSync(at('deep.safetensors'), safetensorsF32({ 'a.weight': [[2, 3], [1, 2, 3, 4, 5, 6]], 'b.weight': [[2, 2], [1, 0, 0, 1]], 'c.weight': [[2, 2], [1, 0, 0, 1]] }));
+  fails(['convert', 'deep.safetensors', 'deep.apr', '--apr-version', '1'], 1, /write \.apr v2 instead/);
+  assert.ok(!existsSync(at('deep.apr')));
+  ok(['convert', 'deep.safetensors', 'deep.apr']);
+  fails(['predict', 'r.apr', 'digits.json', '--key', 'other.key'], 1, /WRONG_RECIPIENT|INVALID_ARGUMENT|DECRYPTION_FAILED/);
+  assert.match(ok(['--help']).out, /^usage:/);
+});
