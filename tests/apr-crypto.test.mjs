@@ -204,6 +204,8 @@ test('load: signer trusted / embedded, SIGNATURE_INVALID, NOT_SIGNED', async () 
 
   await rejects(rt.load(LINEAR, { publicKey: ED_PUBLIC }), 'NOT_SIGNED', /flag 0x02 is clear/);
   await rejects(rt.load(LINEAR, { requireSignature: true }), 'NOT_SIGNED', /requireSignature/);
+  await rejects(rt.load(LINEAR, { requireSignature: 'yes' }), 'INVALID_ARGUMENT', /requireSignature must be a boolean/);
+  await rejects(rt.load('APRN'), 'INVALID_ARGUMENT', /load: expected a Uint8Array/);
   const st = new Uint8Array(readFileSync(new URL('../build/models/mnist-mlp.safetensors', import.meta.url), { flag: 'r' }));
   await rejects(rt.load(st, { publicKey: ED_PUBLIC }), 'NOT_SIGNED', /only \.apr v1 files carry signatures/);
   // A file that is no model at all says so first, with the C core's code for it.

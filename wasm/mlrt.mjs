@@ -199,7 +199,8 @@ class Runtime {
   async load(bytes, options = {}) {
     const { publicKey, password, recipientSecretKey, expect, requireSignature = false, argon2id } = options ?? {};
     const file = asBytes(bytes, 'load');
-    const wantSignature = publicKey != null || requireSignature === true;
+    if (typeof requireSignature !== 'boolean') throw new MlrtError('INVALID_ARGUMENT', 'load: options.requireSignature must be a boolean');
+    const wantSignature = publicKey != null || requireSignature;
     const flags = isAprV1(file) && file.length > 21 ? file[21] : 0;
     if (!isAprV1(file) || (!wantSignature && !(flags & (APR_ENCRYPTED | APR_SIGNED)))) {
       if (wantSignature) {
