@@ -47,6 +47,21 @@ function floats(n, seed, f) {
 }
 const repeat = (unit, n) => { const b = new Uint8Array(n); for (let i = 0; i < n; i++) b[i] = unit[i % unit.length]; return b; };
 
+/** n bytes drawn from alphabet (a byte array) with weights (counts), no repeats to speak of. */
+function drawn(n, seed, alphabet, weights = alphabet.map(() => 1)) {
+  const r = rng(seed), total = weights.reduce((a, b) => a + b, 0), b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    let x = r() % total, k = 0;
+    while (x >= weights[k]) x -= weights[k++];
+    b[i] = alphabet[k];
+  }
+  return b;
+}
+const range = (a, b) => Array.from({ length: b - a }, (_, i) => a + i);
+const letters = range(97, 123);
+const fib = [1, 1];
+while (fib.length < 24) fib.push(fib.at(-1) + fib.at(-2));
+
 const mnist = readModel('mnist-mlp.f32.bin');
 const CORPUS = [
   ['empty', new Uint8Array(0)],
@@ -64,6 +79,15 @@ const CORPUS = [
   ['text 128 KiB', text(128 * KB, 7)],
   ['text 128 KiB + 1', text(128 * KB + 1, 8)],
   ['mixed 3 blocks + 17', concat(text(100 * KB, 9), new Uint8Array(150 * KB), randomBytes(150 * KB + 17, 10))],
+  // Huffman literals: one stream (< 1024), four streams with 14- and 18-bit sizes
+  ['letters 700', drawn(700, 20, letters)],
+  ['letters 1200', drawn(1200, 21, letters)],
+  ['letters 10000', drawn(10000, 22, letters)],
+  ['letters 100000', drawn(100000, 23, letters)],
+  // Fibonacci counts: an unlimited Huffman code would be 23 bits deep; the format allows 11
+  ['Fibonacci byte frequencies', drawn(120000, 24, range(0, 24), fib)],
+  // symbols above 128 force FSE-compressed weights; the gaps need the zero-repeat flags
+  ['sparse alphabet 0..40, 200..255', drawn(50000, 25, [...range(0, 41), ...range(200, 256)], [...range(0, 41), ...range(200, 256)].map((v) => 1 + (v % 7)))],
   ['one match > 65535 (period 61)', concat(randomBytes(5, 11), repeat(randomBytes(61, 12), 300000))],
   ['offset 65535 (the LZ4 window)', (() => { const r = randomBytes(65535, 13); return concat(r, r, text(100, 14)); })()],
   ['offset 65536 (just past the LZ4 window)', (() => { const r = randomBytes(65536, 15); return concat(r, r); })()],
@@ -155,6 +179,39 @@ for n in sys.argv[2:]:
   });
 });
 
+test('200 random mixtures (text, runs, repeats, noise, letters) at random levels decode with python3-lz4 and python3-zstandard',
+  { skip: noPyLz4 || noPyZstd }, () => {
+    const r = rng(99);
+    const pieces = [(n, k) => text(n, k), (n) => new Uint8Array(n).fill(n & 255), (n, k) => repeat(randomBytes(1 + (k % 40), k), n),
+      (n, k) => randomBytes(n, k), (n, k) => drawn(n, k, letters), (n, k) => floats(n >> 2, k, (u) => Math.round(u * 7))];
+    withDir((dir) => {
+      const names = [];
+      for (let i = 0; i < 200; i++) {
+        const parts = [];
+        for (let j = r() % 6; j > 0; j--) parts.push(pieces[r() % pieces.length](r() % (i < 150 ? 3000 : 70000), r()));
+        const raw = concat(...parts);
+        const level = [1, 2, 3, 5, 9, 19][r() % 6];
+        writeFileSync(join(dir, `${i}.raw`), raw);
+        writeFileSync(join(dir, `${i}.zst`), zstdCompress(raw, { level }));
+        writeFileSync(join(dir, `${i}.lz4`), lz4CompressPrependSize(raw));
+        names.push(`${i}`);
+      }
+      const lines = pythonDecode(dir, names, `
+import sys, os, lz4.block, zstandard
+d = sys.argv[1]
+for n in sys.argv[2:]:
+    rd = lambda ext: open(os.path.join(d, n + ext), 'rb').read()
+    raw = rd('.raw')
+    try:
+        z = zstandard.ZstdDecompressor().decompress(rd('.zst'))
+        l = lz4.block.decompress(rd('.lz4')[4:], uncompressed_size=len(raw))
+        print('ok' if z == raw and l == raw else 'mismatch zstd=%s lz4=%s' % (z == raw, l == raw))
+    except Exception as e:
+        print('error', e)`);
+      assert.deepEqual(lines, names.map(() => 'ok'), names.map((n, i) => `${n}: ${lines[i]}`).filter((x) => !x.endsWith('ok')).join('; '));
+    });
+  });
+
 // ------------------------------------------------------------------ LZ4 structure
 
 /** Strict LZ4 block walk: returns the decoded bytes and where the last match started/ended. */
@@ -232,6 +289,63 @@ test('zstd: frame header (content size present, single segment), RLE and raw blo
   const big = zstdCompress(new Uint8Array(8 * 1024 * 1024 + 1));
   assert.equal(big[4], 0x80, 'FCS 4 bytes, not single segment');
   assert.equal(big[5], (23 - 10) << 3, 'Window_Size 8 MiB');
+});
+
+/**
+ * What each block of a frame uses: 'raw-block', 'rle-block', or for compressed blocks the literals
+ * ('raw-lits', 'rle-lits', 'huf-1stream', 'huf-4streams-sf1..3', 'direct-weights' / 'fse-weights',
+ * 'huf-maxbits-N' for direct weights). A frame walker independent of the encoder's code.
+ */
+function frameFeatures(f) {
+  const out = new Set();
+  const fhd = f[4];
+  let at = 5 + ((fhd & 0x20) ? 0 : 1) + [(fhd & 0x20) ? 1 : 0, 2, 4, 8][fhd >> 6];
+  for (;;) {
+    const h = f[at] | (f[at + 1] << 8) | (f[at + 2] << 16);
+    const type = (h >> 1) & 3, size = h >> 3;
+    at += 3;
+    if (type === 0) out.add('raw-block');
+    if (type === 1) out.add('rle-block');
+    if (type === 2) {
+      const lt = f[at] & 3, sf = (f[at] >> 2) & 3;
+      if (lt === 0) out.add('raw-lits');
+      if (lt === 1) out.add('rle-lits');
+      if (lt === 2) {
+        out.add(sf === 0 ? 'huf-1stream' : `huf-4streams-sf${sf}`);
+        const tree = at + [3, 3, 4, 5][sf];
+        if (f[tree] >= 128) {
+          out.add('direct-weights');
+          let sum = 0;
+          for (let i = 0; i < f[tree] - 127; i++) {
+            const w = i & 1 ? f[tree + 1 + (i >> 1)] & 15 : f[tree + 1 + (i >> 1)] >> 4;
+            if (w) sum += 2 ** (w - 1);
+          }
+          out.add(`huf-maxbits-${Math.floor(Math.log2(sum)) + 1}`);
+        } else out.add('fse-weights');
+      }
+    }
+    at += type === 1 ? 1 : size;
+    if (h & 1) break;
+  }
+  assert.equal(at, f.length, 'frame walked to its end');
+  return out;
+}
+
+test('zstd literals: the corpus reaches 1 and 4 Huffman streams (size formats 0, 2, 3), direct and FSE weights, 11-bit codes', () => {
+  const has = (name, ...features) => {
+    const got = frameFeatures(packed.find((p) => p.name === name).zst[3]);
+    for (const x of features) assert.ok(got.has(x), `${name}: ${x} not in ${[...got]}`);
+  };
+  has('letters 700', 'huf-1stream');
+  has('letters 1200', 'huf-4streams-sf2'); // (4 streams start at 1024 literals, so never Size_Format 1)
+  has('letters 10000', 'huf-4streams-sf2');
+  has('letters 100000', 'huf-4streams-sf3');
+  has('Fibonacci byte frequencies', 'direct-weights', 'huf-maxbits-11');
+  has('sparse alphabet 0..40, 200..255', 'fse-weights');
+  has('mnist-mlp.f32.bin', 'fse-weights', 'huf-4streams-sf3');
+  has('zeros 1 MiB', 'rle-block');
+  has('random 200 KiB', 'raw-block');
+  for (const { zst } of packed) for (const l of LEVELS) frameFeatures(zst[l]);
 });
 
 // ------------------------------------------------------------------ ratios
