@@ -179,11 +179,22 @@ for n in sys.argv[2:]:
   });
 });
 
-test('200 random mixtures (text, runs, repeats, noise, letters) at random levels decode with python3-lz4 and python3-zstandard',
+/**
+ * Noisy records with two interleaved periods: many matches at the last few offsets, so every
+ * repeat-offset code (1-3, with and without literals before the match, and rep[0] - 1) occurs.
+ */
+function records(n, seed) {
+  const r = rng(seed), p1 = 3 + (r() % 20), p2 = 3 + (r() % 20), b = new Uint8Array(n);
+  for (let j = 0; j < n; j++) b[j] = r() % 5 === 0 ? r() & 255 : (j % (j % 3 ? p1 : p2)) * 7;
+  return b;
+}
+
+test('200 random mixtures (text, runs, repeats, noise, letters, records) at random levels decode with python3-lz4 and python3-zstandard',
   { skip: noPyLz4 || noPyZstd }, () => {
     const r = rng(99);
     const pieces = [(n, k) => text(n, k), (n) => new Uint8Array(n).fill(n & 255), (n, k) => repeat(randomBytes(1 + (k % 40), k), n),
-      (n, k) => randomBytes(n, k), (n, k) => drawn(n, k, letters), (n, k) => floats(n >> 2, k, (u) => Math.round(u * 7))];
+      (n, k) => randomBytes(n, k), (n, k) => drawn(n, k, letters), (n, k) => floats(n >> 2, k, (u) => Math.round(u * 7)),
+      records, records];
     withDir((dir) => {
       const names = [];
       for (let i = 0; i < 200; i++) {

@@ -10,8 +10,10 @@
 //     or RLE when all literals are one byte, or Raw when Huffman would not be smaller) and a
 //     sequences section coded with the PREDEFINED FSE tables (Predefined_Mode for all three);
 //   - Raw block  when compression would not make it smaller.
-// Every match is sent as a new offset (Offset_Value = offset + 3); the encoder never emits the
-// repeat codes 1-3, so the decoder's repeat-offset history never matters.
+// Offsets: the encoder keeps the three repeat offsets exactly as the decoder does (starting at
+// 1, 4, 8; only compressed blocks change them) and sends a match at one of them as repeat code
+// 1-3 (with the shifted meaning when no literals precede the match), any other as offset + 3.
+// The parser prefers a match at the most recent offset when it is at most one byte shorter.
 //
 // level (1..22, default 3) only tunes the match search, never the format:
 //   1       one candidate per position (plain hash table), skips ahead faster on incompressible data
@@ -182,12 +184,21 @@ class MatchFinder {
 
 // ------------------------------------------------------------------ parsing a block into sequences
 
+/** Length of the match between pos and pos - offset, up to limit. */
+function matchLength(src, pos, offset, limit) {
+  let len = 0;
+  while (pos + len < limit && src[pos + len] === src[pos + len - offset]) len++;
+  return len;
+}
+
 /**
  * Greedy (or one-step lazy) parse of src[start, end): fills seq.{ll, ml, of} (literal length,
  * match length, offset) and seq.lits; matches never cross `end` but may reach back before
- * `start` (earlier blocks are history for the decoder too).
+ * `start` (earlier blocks are history for the decoder too). rep: a copy of the repeat offsets,
+ * tracked as the encoder will, so a match at the most recent offset (a few bits to send) is
+ * preferred over a barely longer one at a new offset.
  */
-function parseBlock(mf, start, end, seq) {
+function parseBlock(mf, start, end, seq, rep) {
   const { src } = mf;
   const { lazy, skip } = mf.p;
   let n = 0;
@@ -197,13 +208,15 @@ function parseBlock(mf, start, end, seq) {
   let misses = 0;
   while (pos + MIN_MATCH <= end) {
     let len = mf.find(pos, end);
-    if (!len) {
+    let offset = mf.offset;
+    const repLen = rep[0] <= pos ? matchLength(src, pos, rep[0], end) : 0;
+    if (repLen >= MIN_MATCH && repLen + 1 >= len) {
+      len = repLen;
+      offset = rep[0];
+    } else if (!len) {
       pos += skip ? 1 + (misses++ >> 6) : 1;
       continue;
-    }
-    misses = 0;
-    let offset = mf.offset;
-    if (lazy) {
+    } else if (lazy) {
       // one step of lazy evaluation: a longer match one byte later beats this one
       while (pos + 1 + MIN_MATCH <= end) {
         const len2 = mf.find(pos + 1, end);
@@ -213,12 +226,14 @@ function parseBlock(mf, start, end, seq) {
         offset = mf.offset;
       }
     }
+    misses = 0;
     const ll = pos - anchor;
     seq.lits.set(src.subarray(anchor, pos), nLits);
     nLits += ll;
     seq.ll[n] = ll;
     seq.ml[n] = len;
     seq.of[n] = offset;
+    offsetValue(offset, ll, rep);
     n++;
     pos += len;
     anchor = pos;
@@ -459,13 +474,14 @@ function writeSequenceCount(w, n) {
  * So this writes everything in exactly the reverse order, walking the sequences from the last,
  * choosing each state from the state the decoder must reach next.
  */
-function writeSequenceBits(w, seq) {
+function writeSequenceBits(w, seq, rep) {
   const n = seq.n;
-  const llc = new Uint8Array(n), mlc = new Uint8Array(n), ofc = new Uint8Array(n);
+  const llc = new Uint8Array(n), mlc = new Uint8Array(n), ofc = new Uint8Array(n), ofv = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
     llc[i] = llCode(seq.ll[i]);
     mlc[i] = mlCode(seq.ml[i] - 3);
-    ofc[i] = highBit(seq.of[i] + 3);
+    ofv[i] = offsetValue(seq.of[i], seq.ll[i], rep);
+    ofc[i] = highBit(ofv[i]);
   }
   const bw = w.bitWriter();
   let ls = LL_FSE.first[llc[n - 1]], ms = ML_FSE.first[mlc[n - 1]], os = OF_FSE.first[ofc[n - 1]];
@@ -482,8 +498,7 @@ function writeSequenceBits(w, seq) {
     }
     bw.add(seq.ll[i] - LL_BASE[llc[i]], LL_BITS[llc[i]]);
     bw.add(seq.ml[i] - ML_BASE[mlc[i]], ML_BITS[mlc[i]]);
-    const ofv = seq.of[i] + 3; // never 1..3: those are repeat codes
-    bw.add(ofv - (1 << ofc[i]), ofc[i]);
+    bw.add(ofv[i] - (1 << ofc[i]), ofc[i]);
   }
   bw.add(ms, ML_FSE.log);
   bw.add(os, OF_FSE.log);
@@ -491,13 +506,33 @@ function writeSequenceBits(w, seq) {
   bw.finish(); // the closing 1 bit, zero padding to a byte
 }
 
-/** Compressed_Block content for the parsed sequences. */
-function compressedBlock(w, seq) {
+/**
+ * Offset_Value for a match (§3.1.1.5), updating the three repeat offsets rep[0..2] exactly as the
+ * decoder will. Values 1-3 name a repeat offset: with literals before the match 1, 2, 3 are
+ * rep[0], rep[1], rep[2]; with none they shift to rep[1], rep[2], rep[0] - 1. Anything else is
+ * sent as offset + 3. A repeat other than the plain rep[0] moves to the front.
+ */
+function offsetValue(offset, ll, rep) {
+  const choices = ll > 0 ? [rep[0], rep[1], rep[2]] : [rep[1], rep[2], rep[0] - 1];
+  const k = choices.indexOf(offset);
+  if (k === 0 && ll > 0) return 1; // rep[0] again: the history is unchanged
+  if (k < 0) {
+    rep[2] = rep[1]; rep[1] = rep[0]; rep[0] = offset;
+    return offset + 3;
+  }
+  if (offset !== rep[1]) rep[2] = rep[1]; // rep[2] or rep[0] - 1 comes to the front
+  rep[1] = rep[0];
+  rep[0] = offset;
+  return k + 1;
+}
+
+/** Compressed_Block content for the parsed sequences; rep: the repeat offsets, updated. */
+function compressedBlock(w, seq, rep) {
   writeLiterals(w, seq.lits, seq.nLits);
   writeSequenceCount(w, seq.n);
   if (seq.n === 0) return;
   w.byte(0); // Symbol_Compression_Modes: Predefined_Mode for LL, OF and ML
-  writeSequenceBits(w, seq);
+  writeSequenceBits(w, seq, rep);
 }
 
 function blockHeader(w, last, type, size) {
@@ -539,6 +574,7 @@ export function zstdCompress(input, { level = 3 } = {}) {
     return w.result();
   }
   const mf = new MatchFinder(src, window, params);
+  const rep = [1, 4, 8]; // the repeat offsets every frame starts with
   const seq = {
     ll: new Uint32Array(BLOCK_MAX / MIN_MATCH + 1), ml: new Uint32Array(BLOCK_MAX / MIN_MATCH + 1),
     of: new Uint32Array(BLOCK_MAX / MIN_MATCH + 1), lits: new Uint8Array(BLOCK_MAX), n: 0, nLits: 0,
@@ -553,16 +589,18 @@ export function zstdCompress(input, { level = 3 } = {}) {
       w.byte(src[start]);
       continue;
     }
-    parseBlock(mf, start, end, seq);
+    parseBlock(mf, start, end, seq, rep.slice());
     const mark = w.length;
+    const repBefore = rep.slice();
     w.skip(3); // the block header, written once the size is known
-    compressedBlock(w, seq);
+    compressedBlock(w, seq, rep);
     const csize = w.length - mark - 3;
     w.truncate(mark);
     if (csize < size) {
       blockHeader(w, last, 2, csize);
       w.skip(csize);
-    } else { // not smaller: store the bytes
+    } else { // not smaller: store the bytes (the decoder's repeat offsets stay as they were)
+      rep.splice(0, 3, ...repBefore);
       blockHeader(w, last, 0, size);
       w.bytes(src.subarray(start, end));
     }
