@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, readFileSync, rmSync, existsSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lz4CompressBlock, lz4CompressPrependSize } from '../tools/apr/lz4.mjs';
-import { zstdCompress } from '../tools/apr/zstd.mjs';
+import { zstdCompress, xxh64 } from '../tools/apr/zstd.mjs';
 import { createRuntime } from '../wasm/mlrt.mjs';
 import { concat, u64le, f32bytes, readModel, parseBin, bincodeF32s, aprV1, APR_TYPE } from './helpers.mjs';
 
@@ -220,6 +220,41 @@ for n in sys.argv[2:]:
     except Exception as e:
         print('error', e)`);
       assert.deepEqual(lines, names.map(() => 'ok'), names.map((n, i) => `${n}: ${lines[i]}`).filter((x) => !x.endsWith('ok')).join('; '));
+    });
+  });
+
+test('zstd { checksum: true }: XXH64 vectors; the same 4 checksum bytes as zstd --check; verified by the zstd CLI and python3-zstandard',
+  { skip: noZstdCli || noPyZstd }, () => {
+    const enc = new TextEncoder();
+    assert.equal(xxh64(new Uint8Array(0)), 0xef46db3751d8e999n);
+    assert.equal(xxh64(enc.encode('a')), 0xd24ec4f1a98c6e5bn);
+    assert.equal(xxh64(enc.encode('abc')), 0x44bc2cf5ad770999n);
+    withDir((dir) => {
+      const names = [];
+      packed.filter((p) => p.raw.length <= 1 << 20).forEach((p, i) => {
+        const f = zstdCompress(p.raw, { checksum: true });
+        assert.equal(f[4] & 4, 4, `${p.name}: Content_Checksum_Flag`);
+        assert.deepEqual(f.subarray(0, -4).subarray(5), zstdCompress(p.raw).subarray(5), `${p.name}: only the flag and the tail differ`);
+        const ref = new Uint8Array(spawnSync('zstd', ['-q', '-c', '--check'], { input: p.raw, maxBuffer: 1 << 26 }).stdout);
+        assert.deepEqual(f.subarray(-4), ref.subarray(-4), `${p.name}: checksum`);
+        writeFileSync(join(dir, `${i}.zst`), f);
+        writeFileSync(join(dir, `${i}.raw`), p.raw);
+        names.push(`${i}`);
+      });
+      const r = spawnSync('zstd', ['-t', '-q', ...names.map((n) => join(dir, `${n}.zst`))]);
+      assert.equal(r.status, 0, r.stderr.toString());
+      const bad = zstdCompress(text(5000, 1), { checksum: true });
+      bad[bad.length - 1] ^= 1;
+      assert.notEqual(spawnSync('zstd', ['-d', '-c', '-q'], { input: bad }).status, 0, 'a wrong checksum is caught');
+      const lines = pythonDecode(dir, names, `
+import sys, os, zstandard
+d = sys.argv[1]
+for n in sys.argv[2:]:
+    frame = open(os.path.join(d, n + '.zst'), 'rb').read()
+    raw = open(os.path.join(d, n + '.raw'), 'rb').read()
+    p = zstandard.get_frame_parameters(frame)
+    print('ok' if p.has_checksum and zstandard.ZstdDecompressor().decompress(frame) == raw else 'mismatch')`);
+      assert.deepEqual(lines, names.map(() => 'ok'));
     });
   });
 
@@ -435,6 +470,12 @@ test('.apr v1 LinearRegression with our LZ4 / zstd payloads loads through src/lz
       m.dispose?.();
     }
   }
+  // with a content checksum, which src/zstd.c verifies
+  const payload = linearPayload(mnist.subarray(12, 12 + 4000 * 4));
+  const checked = zstdCompress(payload, { checksum: true });
+  assert.equal(rt.loadFromBytes(aprV1({ type: 1, payload: checked, compression: 1, rawSize: payload.length })).info.inputSize, 4000);
+  checked[checked.length - 2] ^= 0x10;
+  assert.throws(() => rt.loadFromBytes(aprV1({ type: 1, payload: checked, compression: 1, rawSize: payload.length })), /checksum/);
   // the spec's y = 2 x0 - x1 + 0.5, exactly
   const tiny = linearPayload(f32bytes([2, -1]));
   for (const [name, compression, fn] of COMPRESSORS) {

@@ -3,7 +3,8 @@
 // python-zstandard, our src/zstd.c) reads.
 //
 // Frame: magic, header with Frame_Content_Size always present and Single_Segment set when the
-// whole input fits the window (so the decoder sizes one buffer), no dictionary, no checksum.
+// whole input fits the window (so the decoder sizes one buffer), no dictionary; Content_Checksum
+// (XXH64, implemented below) only with { checksum: true }.
 // Blocks of at most 128 KiB, each the smallest of:
 //   - RLE block  when the block is one repeated byte (4 bytes on disk);
 //   - compressed block: literals section (Huffman-coded with a per-block tree in 1 or 4 streams,
@@ -541,10 +542,10 @@ function blockHeader(w, last, type, size) {
 }
 
 /** Frame_Header_Descriptor, Window_Descriptor and Frame_Content_Size for n bytes. */
-function frameHeader(w, n, single) {
+function frameHeader(w, n, single, checksum) {
   // FCS field: 1 byte (single segment only), 2 bytes (value - 256), 4 or 8 bytes
   const fcsFlag = single && n < 256 ? 0 : n >= 256 && n < 65536 + 256 ? 1 : n < 2 ** 32 ? 2 : 3;
-  w.byte((fcsFlag << 6) | (single ? 1 << 5 : 0));
+  w.byte((fcsFlag << 6) | (single ? 1 << 5 : 0) | (checksum ? 1 << 2 : 0));
   if (!single) w.byte((WINDOW_LOG - 10) << 3); // Exponent, Mantissa 0: Window_Size = 2^WINDOW_LOG
   if (fcsFlag === 0) w.byte(n);
   else if (fcsFlag === 1) w.bytes([(n - 256) & 255, (n - 256) >> 8]);
@@ -559,19 +560,30 @@ const isOneByte = (src, start, end) => {
   return true;
 };
 
-/** Compresses input into one Zstandard frame. */
-export function zstdCompress(input, { level = 3 } = {}) {
-  const src = input;
-  const n = src.length;
-  const params = zstdLevelParams(level);
-  const single = n <= 1 << WINDOW_LOG;
-  const window = single ? Math.max(n, 1) : 1 << WINDOW_LOG;
-  const w = new ByteWriter(n + 3 * Math.ceil(n / BLOCK_MAX) + 32);
+/**
+ * Compresses input into one Zstandard frame. level: match search effort (see the top); checksum:
+ * append Content_Checksum (low 32 bits of XXH64 of the content; off by default, as in zstd's
+ * library, and it costs BigInt arithmetic here).
+ */
+export function zstdCompress(input, { level = 3, checksum = false } = {}) {
+  const w = new ByteWriter(input.length + 3 * Math.ceil(input.length / BLOCK_MAX) + 32);
   w.bytes([MAGIC & 255, (MAGIC >> 8) & 255, (MAGIC >> 16) & 255, MAGIC >>> 24]);
-  frameHeader(w, n, single);
+  const single = input.length <= 1 << WINDOW_LOG;
+  frameHeader(w, input.length, single, checksum);
+  writeBlocks(w, input, single ? Math.max(input.length, 1) : 1 << WINDOW_LOG, zstdLevelParams(level));
+  if (checksum) {
+    const h = Number(xxh64(input) & 0xffffffffn);
+    w.bytes([h & 255, (h >> 8) & 255, (h >> 16) & 255, h >>> 24]);
+  }
+  return w.result();
+}
+
+/** The frame's blocks, each at most BLOCK_MAX bytes of content, the last one flagged. */
+function writeBlocks(w, src, window, params) {
+  const n = src.length;
   if (n === 0) {
     blockHeader(w, true, 0, 0); // one empty Raw block
-    return w.result();
+    return;
   }
   const mf = new MatchFinder(src, window, params);
   const rep = [1, 4, 8]; // the repeat offsets every frame starts with
@@ -605,7 +617,6 @@ export function zstdCompress(input, { level = 3 } = {}) {
       w.bytes(src.subarray(start, end));
     }
   }
-  return w.result();
 }
 
 /** Growable output with a bit writer for the backward-read FSE streams. */
@@ -666,4 +677,47 @@ class BitWriter {
     this.acc = 0;
     this.count = 0;
   }
+}
+
+// ------------------------------------------------------------------ XXH64 (for Content_Checksum)
+
+const M64 = (1n << 64n) - 1n;
+const P1 = 0x9e3779b185ebca87n, P2 = 0xc2b2ae3d27d4eb4fn, P3 = 0x165667b19e3779f9n;
+const P4 = 0x85ebca77c2b2ae63n, P5 = 0x27d4eb2f165667c5n;
+const rotl = (x, r) => ((x << r) | (x >> (64n - r))) & M64;
+const xxRound = (acc, lane) => (rotl((acc + lane * P2) & M64, 31n) * P1) & M64;
+const xxMerge = (h, v) => (((h ^ xxRound(0n, v)) * P1 + P4) & M64);
+
+/** XXH64 of data with seed 0, as a BigInt (Yann Collet's xxHash, 64-bit variant). */
+export function xxh64(data, seed = 0n) {
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const n = data.length;
+  let i = 0;
+  let h;
+  if (n >= 32) {
+    let v1 = (seed + P1 + P2) & M64, v2 = (seed + P2) & M64, v3 = seed, v4 = (seed - P1) & M64;
+    // hot loop: four 8-byte lanes per 32-byte stripe
+    for (; i + 32 <= n; i += 32) {
+      v1 = xxRound(v1, dv.getBigUint64(i, true));
+      v2 = xxRound(v2, dv.getBigUint64(i + 8, true));
+      v3 = xxRound(v3, dv.getBigUint64(i + 16, true));
+      v4 = xxRound(v4, dv.getBigUint64(i + 24, true));
+    }
+    h = (rotl(v1, 1n) + rotl(v2, 7n) + rotl(v3, 12n) + rotl(v4, 18n)) & M64;
+    h = xxMerge(xxMerge(xxMerge(xxMerge(h, v1), v2), v3), v4);
+  } else {
+    h = (seed + P5) & M64;
+  }
+  h = (h + BigInt(n)) & M64;
+  for (; i + 8 <= n; i += 8) h = ((rotl(h ^ xxRound(0n, dv.getBigUint64(i, true)), 27n) * P1) + P4) & M64;
+  if (i + 4 <= n) {
+    h = ((rotl(h ^ ((BigInt(dv.getUint32(i, true)) * P1) & M64), 23n) * P2) + P3) & M64;
+    i += 4;
+  }
+  for (; i < n; i++) h = (rotl(h ^ ((BigInt(data[i]) * P5) & M64), 11n) * P1) & M64;
+  h ^= h >> 33n;
+  h = (h * P2) & M64;
+  h ^= h >> 29n;
+  h = (h * P3) & M64;
+  return h ^ (h >> 32n);
 }
