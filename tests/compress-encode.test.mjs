@@ -258,6 +258,22 @@ for n in sys.argv[2:]:
     });
   });
 
+test('zstd above 8 MiB: an 8 MiB window (no single segment), matches only within it; zstd CLI and python3-zstandard decode it',
+  { skip: noZstdCli || noPyZstd }, () => {
+    const rnd = randomBytes(1 << 20, 40);
+    const data = concat(rnd, repeat(text(300000, 41), 7.2 * (1 << 20)), rnd, rnd); // copy 2: 8.2 MiB back, copy 3: 1 MiB
+    const f = zstdCompress(data, { checksum: true });
+    assert.deepEqual([f[4], f[5]], [0x84, (23 - 10) << 3], 'FCS 4 bytes + checksum; Window_Descriptor 2^23');
+    assert.ok(f.length > 2 * (1 << 20) && f.length < 2 * (1 << 20) + 150000, `${f.length}: copy 2 stored, copy 3 matched`);
+    const d = spawnSync('zstd', ['-d', '-c', '-q'], { input: f, maxBuffer: 1 << 26 });
+    assert.equal(d.status, 0, d.stderr.toString());
+    assert.ok(Buffer.from(data).equals(d.stdout));
+    const p = spawnSync(PYTHON, ['-c', 'import sys, zstandard; sys.stdout.buffer.write(zstandard.ZstdDecompressor().decompress(sys.stdin.buffer.read()))'],
+      { input: f, maxBuffer: 1 << 26 });
+    assert.equal(p.status, 0, p.stderr.toString());
+    assert.ok(Buffer.from(data).equals(p.stdout));
+  });
+
 // ------------------------------------------------------------------ LZ4 structure
 
 /** Strict LZ4 block walk: returns the decoded bytes and where the last match started/ended. */
