@@ -507,19 +507,24 @@ test('.apr v1 LinearRegression with our LZ4 / zstd payloads loads through src/lz
     ['sparse', packed.find((p) => p.name.startsWith('sparse')).raw],
     ['quantized', packed.find((p) => p.name.startsWith('quantized')).raw],
   ];
+  const used = new Set(); // what the C decoder had to handle
   for (const [label, coef] of coefs) {
     const payload = linearPayload(coef);
     const n = coef.length / 4;
     const x = new Float32Array(n).map((_, i) => ((i * 7919) % 13) - 6);
     const want = rt.loadFromBytes(aprV1({ type: APR_TYPE.LinearRegression, payload })).predict(x);
     for (const [name, compression, fn] of COMPRESSORS) {
-      const file = aprV1({ type: APR_TYPE.LinearRegression, payload: fn(payload), compression, rawSize: payload.length });
+      const packedPayload = fn(payload);
+      if (compression !== 3) frameFeatures(packedPayload).forEach((x) => used.add(x));
+      const file = aprV1({ type: APR_TYPE.LinearRegression, payload: packedPayload, compression, rawSize: payload.length });
       const m = rt.loadFromBytes(file, { expect: 'LinearRegression' });
       assert.equal(m.info.inputSize, n, `${label} ${name}`);
       assert.deepEqual(Array.from(m.predict(x)), Array.from(want), `${label} ${name}`);
       m.dispose?.();
     }
   }
+  const tables = ['LL', 'OF', 'ML'].flatMap((k) => [`${k}-fse`, `${k}-rle`, `${k}-predefined`]);
+  for (const x of ['huf-4streams-sf3', 'fse-weights', 'raw-lits', ...tables]) assert.ok(used.has(x), `${x}: ${[...used]}`);
   // with a content checksum, which src/zstd.c verifies
   const payload = linearPayload(mnist.subarray(12, 12 + 4000 * 4));
   const checked = zstdCompress(payload, { checksum: true });

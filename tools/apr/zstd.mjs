@@ -9,7 +9,8 @@
 //   - RLE block  when the block is one repeated byte (4 bytes on disk);
 //   - compressed block: literals section (Huffman-coded with a per-block tree in 1 or 4 streams,
 //     or RLE when all literals are one byte, or Raw when Huffman would not be smaller) and a
-//     sequences section coded with the PREDEFINED FSE tables (Predefined_Mode for all three);
+//     sequences section whose LL / OF / ML codes each use the predefined FSE table, one fitted
+//     to the block (FSE_Compressed_Mode) or RLE_Mode, whichever costs fewest bits;
 //   - Raw block  when compression would not make it smaller.
 // Offsets: the encoder keeps the three repeat offsets exactly as the decoder does (starting at
 // 1, 4, 8; only compressed blocks change them) and sends a match at one of them as repeat code
