@@ -15,62 +15,16 @@ import { fileURLToPath } from 'node:url';
 import { startDemoServer } from '../../web/server.mjs';
 import { createRuntime } from '../../wasm/mlrt.mjs';
 import { loadSplit } from '../../tools/mnist-split.mjs';
-import { drawPath, rowRuns, runsToMouseEvents, threePath, toPage } from './strokes.mjs';
+import { drawPath, threePath, toPage } from './strokes.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, checkForUpdates, clearPad, drawDigit, prediction, ready, text, waitForText } from './page.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'build', 'artifacts');
 const MODEL = 'mnist-mlp.safetensors';
 const MODEL_PATH = `/models/${MODEL}`;
 const WASM_PATH = '/wasm/mlrt.wasm';
 const DIGITS = 50;
 const MIN_CORRECT = 45;
-
-// ---- page helpers ----
-
-const ready = (page) => page.waitForSelector('body[data-state="ready"]', { timeout: 30_000 });
-// Two animation frames: the page predicts in the frame after the last pointer event.
-const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-const text = (page, selector) => page.locator(selector).textContent();
-
-async function prediction(page) {
-  await settle(page);
-  const digit = await page.locator('#prediction').getAttribute('data-digit');
-  return digit === '' ? null : Number(digit);
-}
-
-async function clearPad(page) {
-  await page.click('#clear');
-  await settle(page);
-}
-
-// Draws a 28 x 28 digit as mouse strokes, sent through a DevTools session in one go
-// (the browser still delivers them as real, ordered mouse events).
-async function drawDigit(page, pixels) {
-  await clearPad(page);
-  const box = await page.locator('#pad').boundingBox();
-  const cdp = await page.context().newCDPSession(page);
-  try {
-    await Promise.all(runsToMouseEvents(box, rowRuns(pixels)).map((e) => cdp.send('Input.dispatchMouseEvent', e)));
-  } finally {
-    await cdp.detach();
-  }
-  return prediction(page);
-}
-
-// Clicks "Check for updates" and waits until the check is over (the button is disabled meanwhile).
-async function checkForUpdates(page) {
-  await page.click('#check-updates');
-  await page.waitForSelector('#check-updates:not([disabled])');
-}
-
-function waitForText(page, selector, pattern) {
-  return page.waitForFunction(
-    ([s, p]) => new RegExp(p).test(document.querySelector(s)?.textContent ?? ''),
-    [selector, pattern.source],
-    { timeout: 15_000 },
-  );
-}
 
 test('web demo in Chromium', { timeout: 180_000 }, async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -112,8 +66,7 @@ test('web demo in Chromium', { timeout: 180_000 }, async (t) => {
   const context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 900 },
   });
   t.after(async () => {
