@@ -32,14 +32,16 @@ SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=a
 WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-wasi.wasm
 MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
          build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
-WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin
+APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr
+WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
+             web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
           build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack
 
 .PHONY: all build deps test test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
 
-all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(WEB_MODELS)
+all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(APR_MODELS) $(WEB_MODELS)
 
 deps:
 	@sh tools/setup.sh
@@ -97,6 +99,14 @@ build/mnist/test-labels.u8: tools/mnist-export.mjs tools/mnist-split.mjs
 
 $(MODELS) &: build/train build/mnist/test-labels.u8
 	build/train --data build/mnist --out build/models --quiet
+
+# The trained weights as aprender's .apr, written by our own CLI (deterministic: same bytes each time):
+# v1 in aprender's MNIST-example layout (f32), and v2 with APR Q8 weights.
+APR_WRITER = tools/mlrt.mjs tools/apr/writer.mjs tools/apr/msgpack.mjs wasm/mlrt.mjs wasm/mlrt.wasm
+build/models/mnist-mlp.apr: build/models/mnist-mlp.safetensors $(APR_WRITER)
+	$(NODE) tools/mlrt.mjs convert $< $@ --apr-version 1 --name mnist-mlp
+build/models/mnist-mlp.q8.apr: build/models/mnist-mlp.safetensors $(APR_WRITER)
+	$(NODE) tools/mlrt.mjs convert $< $@ --apr-version 2 --quantize q8 --name mnist-mlp-q8
 
 # ---- fuzzing (clang + libFuzzer) ----
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(CORE) $(HDRS)
@@ -161,10 +171,10 @@ test: deps
 test-c: build/test_c
 	build/test_c
 
-test-js: $(WASM) $(MODELS)
+test-js: $(WASM) $(MODELS) $(APR_MODELS)
 	$(NODE) --test tests/
 
-test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS)
+test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS) $(APR_MODELS)
 	$(NODE) --test tests/web/
 
 bench: $(WASM) build/bench/limits.wasm

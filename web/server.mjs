@@ -36,6 +36,7 @@ export const MIME_TYPES = {
   '.bin': 'application/octet-stream',
   '.safetensors': 'application/octet-stream',
   '.bintensors': 'application/octet-stream',
+  '.apr': 'application/octet-stream',
 };
 
 /** Maps a URL path to { root, rel } or null. rel is still percent-encoded. */
