@@ -15,6 +15,13 @@
 #define MLRT_MAX_LAYERS      64
 #define MLRT_MAX_JSON_DEPTH  64
 
+/* Functions that run once per load or per call, not per element, in files built at -O3: for size. */
+#if defined(__clang__)
+#define MLRT_SMALL __attribute__((minsize))
+#else
+#define MLRT_SMALL
+#endif
+
 /* ---- errors ---- */
 /* Sets err (may be NULL) to code + a printf-style message; returns code.
  * Supports %s %d %u %ld %lu %lld %llu %zu %x %c and %.*s (int, const char*); %u and %x take a
@@ -101,13 +108,34 @@ mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts,
 mlrt_status mlrt_read_apr_v2(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
 
 /* ---- models ---- */
+/* How a dense layer holds its weights (mlrt_dense.wq). */
+typedef enum mlrt_wq {
+    MLRT_WQ_F32 = 0,   /* w: f32 panels */
+    MLRT_WQ_Q8,        /* q: i8 panels of input pairs, one scale for the tensor (APR_Q8) */
+    MLRT_WQ_Q4,        /* q: 4-bit panels of input quads, a scale per output per group (APR_Q4, in % 4 == 0) */
+    MLRT_WQ_Q4_ROWS    /* q: the file's 4-bit blocks as they are, a scale per block (APR_Q4, any in) */
+} mlrt_wq;
+
+#define MLRT_Q8_GROUP 256  /* Q8 inputs per i32 partial sum: 256 x 32767 x 128 < 2^31 */
+
 typedef struct mlrt_dense {
     uint32_t in, out;               /* weight is [out][in] logically */
     uint32_t out_padded;            /* out rounded up to MLRT_PANEL */
-    float *w;                       /* packed: [out_padded / MLRT_PANEL][in][MLRT_PANEL] */
+    float *w;                       /* f32: packed [out_padded / MLRT_PANEL][in][MLRT_PANEL]; NULL when quantized */
     float *b;                       /* [out_padded], zero past out (and all zero without bias) */
     bool has_bias;
     mlrt_activation act;
+    /* quantized weights (kernels_quant.c); wq == MLRT_WQ_F32 leaves them unused */
+    mlrt_wq wq;
+    uint32_t in_q;                  /* in rounded up to the packing unit: 2 (Q8), 4 (Q4); in (Q4 rows) */
+    uint32_t group;                 /* inputs per integer partial sum: MLRT_Q8_GROUP (Q8), gcd(in, 32) (Q4) */
+    uint8_t *q;                     /* Q8: int8 [out_padded/8][in_q/2][8 outputs][2 inputs]
+                                     * Q4: [out_padded/8][in_q/4][8 outputs][2] bytes; byte (o, t) of quad k holds
+                                     *     input 4k+t in its low nibble, input 4k+2+t in its high nibble
+                                     * Q4 rows: [ceil(out*in/32)][16] the file's nibbles, flattened [out][in] */
+    float *qscale;                  /* Q4: [out_padded/8][in_q/group][8]; Q4 rows: [ceil(out*in/32)] */
+    float qs;                       /* Q8: the tensor's scale */
+    size_t q_bytes, qscale_bytes;   /* what q and qscale hold */
 } mlrt_dense;
 
 struct mlrt_model {
@@ -120,6 +148,8 @@ struct mlrt_model {
     uint32_t max_width;             /* widest activation, padded */
     uint32_t tile_rows;             /* batch rows per tile: MLRT_TILE_ROWS, fewer for very wide layers */
     float *scratch;                 /* [2][tile_rows][max_width] ping-pong activations */
+    int16_t *xq;                    /* quantized layers: one activation row as int16 [max_in_q] */
+    int32_t *xsum;                  /* quantized layers: the row's sum per Q4 group [max_in_q / 4] */
     char *info_json;                /* mlrt_model_info_json */
 };
 
@@ -178,5 +208,20 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
+
+/* ---- quantized kernels (kernels_quant.c) ---- */
+/* Packs an APR_Q8 / APR_Q4 weight [out][in] from the file into d (d->in, out, out_padded set);
+ * refuses non-finite scales, naming the tensor and the block. */
+mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
+                            mlrt_error *err);
+/* Dequantizes n elements of an APR_Q8 / APR_Q4 tensor (x = q * scale) into out; refuses other
+ * dtypes and non-finite scales, naming the tensor (and the block). For biases. */
+mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
+                                  const char *name, mlrt_error *err);
+/* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */
+float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i);
+/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4]: scratch. */
+void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+                        int16_t *xq, int32_t *xsum);
 
 #endif

@@ -1,0 +1,249 @@
+/* kernels_quant.c — dense layers whose weights stay quantized in memory (.apr v2 APR_Q8 / APR_Q4).
+ *
+ * Formats in the file (flattened [out][in] tensor, element e):
+ *   APR_Q8  f32 scale, then one int8 per element:           w[e] = q[e] * scale
+ *   APR_Q4  per 32 elements: f16 scale + 16 bytes; element e of a block is the low nibble of byte
+ *           e/2 when e is even, the high nibble when odd:     w[e] = (nibble - 8) * scale[e / 32]
+ *
+ * At run time each activation row is quantized once per layer to int16 (symmetric:
+ * xs = max|x| / 32767, xq = round(x / xs)), and every output is an integer dot product
+ * (i32x4.dot_i16x8_s: 8 multiply-adds per instruction) scaled once in f32:
+ *   Q8       y[o] = (qs * xs) * sum_g float(sum_{i in g} q[o][i] xq[i])           groups of 256 inputs
+ *   Q4       y[o] = xs * sum_g scale[o][g] * float(sum_{i in g} (n[o][i] - 8) xq[i])
+ *                 = xs * sum_g scale[o][g] * float(sum n xq - 8 * xsum[g])       groups of gcd(in, 32)
+ * The groups bound the i32 sums (no overflow for any `in`) and, for Q4, carry the block scale:
+ * a file block of 32 elements may straddle two rows when in % 32 != 0, but a run of gcd(in, 32)
+ * elements starting at a row offset that is a multiple of it never does.
+ * Weights are packed in panels of 8 outputs like the f32 kernels (kernels_dense.c):
+ *   Q8  [panel][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair)
+ *   Q4  [panel][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad)
+ * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT_WQ_Q4_ROWS): a plain loop, slower.
+ * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
+ * exact and the f32 steps are the same, both builds give the same bits. */
+#include "internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+#define KERNEL __attribute__((noinline)) static
+#define INLINE __attribute__((always_inline)) static inline
+#if defined(__clang__)
+#define NO_VECTORIZE _Pragma("clang loop vectorize(disable) unroll(disable)") /* short tails: keep them small */
+#else
+#define NO_VECTORIZE
+#endif
+#define Q4_BLOCK 32
+
+/* ------------------------------------------------------------ activations to int16 */
+
+/* xq[i] = round(x[i] * 32767 / max|x|) for i < n, 0 up to n_q. Returns the scale max|x| / 32767
+ * (0 for an all-zero row), or NaN when the row holds a NaN or an infinity. */
+KERNEL float quantize_row(const float *x, size_t n, size_t n_q, int16_t *xq) {
+    float amax = 0.0f;
+    bool bad = false;
+    size_t i = 0;
+#ifdef __wasm_simd128__
+    v128_t m = wasm_f32x4_splat(0.0f), nan = wasm_i32x4_splat(0);
+    for (; i + 4 <= n; i += 4) {
+        v128_t v = wasm_v128_load(x + i);
+        m = wasm_f32x4_pmax(m, wasm_f32x4_abs(v));
+        nan = wasm_v128_or(nan, wasm_f32x4_ne(v, v));
+    }
+    bad = wasm_v128_any_true(nan);
+    float lanes[4];
+    wasm_v128_store(lanes, m);
+    for (int k = 0; k < 4; k++) amax = lanes[k] > amax ? lanes[k] : amax;
+#endif
+NO_VECTORIZE
+    for (; i < n; i++) {
+        float a = fabsf(x[i]);
+        bad |= x[i] != x[i];
+        amax = a > amax ? a : amax;
+    }
+    if (bad || amax > 3.40282347e38f) { memset(xq, 0, n_q * sizeof *xq); return NAN; }
+    float inv = amax > 0.0f ? 32767.0f / amax : 0.0f;
+    i = 0;
+#ifdef __wasm_simd128__
+    const v128_t vinv = wasm_f32x4_splat(inv);
+    for (; i + 8 <= n; i += 8) { /* f32x4.nearest rounds half to even, as rintf does */
+        v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(x + i), vinv)));
+        v128_t b = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(x + i + 4), vinv)));
+        wasm_v128_store(xq + i, wasm_i16x8_narrow_i32x4(a, b));
+    }
+#endif
+NO_VECTORIZE
+    for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * inv); /* |x * inv| <= 32767 */
+    for (; i < n_q; i++) xq[i] = 0;
+    return amax / 32767.0f;
+}
+
+/* ------------------------------------------------------------ integer kernels, one row */
+
+/* Q8, NP panels (NP = 4 or 1) of 8 outputs: acc[p * 8 + j] = sum over groups of float(i32 sum). */
+#ifdef __wasm_simd128__
+INLINE void q8_panels(const uint8_t *w, size_t panel_bytes, const int16_t *xq, size_t in_q, float *acc, const int NP) {
+    const size_t pairs = in_q / 2;
+    for (size_t k0 = 0; k0 < pairs; k0 += MLRT_Q8_GROUP / 2) {
+        size_t k1 = pairs - k0 < MLRT_Q8_GROUP / 2 ? pairs : k0 + MLRT_Q8_GROUP / 2;
+        v128_t a[8];
+        for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+        /* hot loop: one input pair, splat, against NP panels: 2 widening loads + 2 dots per panel */
+        for (size_t k = k0; k < k1; k++) {
+            v128_t xp = wasm_v128_load32_splat(xq + 2 * k);
+            const uint8_t *p = w + 16 * k;
+            for (int j = 0; j < NP; j++) {
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + j * panel_bytes), xp));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + j * panel_bytes + 8), xp));
+            }
+        }
+        for (int j = 0; j < 2 * NP; j++)
+            wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), wasm_f32x4_convert_i32x4(a[j])));
+    }
+}
+#else
+INLINE void q8_panels(const uint8_t *w, size_t panel_bytes, const int16_t *xq, size_t in_q, float *acc, const int NP) {
+    const size_t pairs = in_q / 2;
+    for (size_t k0 = 0; k0 < pairs; k0 += MLRT_Q8_GROUP / 2) {
+        size_t k1 = pairs - k0 < MLRT_Q8_GROUP / 2 ? pairs : k0 + MLRT_Q8_GROUP / 2;
+        for (int j = 0; j < 8 * NP; j++) {
+            const int8_t *p = (const int8_t *)w + j / 8 * panel_bytes + j % 8 * 2;
+            int32_t s = 0;
+            for (size_t k = k0; k < k1; k++) s += p[16 * k] * xq[2 * k] + p[16 * k + 1] * xq[2 * k + 1];
+            acc[j] += (float)s;
+        }
+    }
+}
+#endif
+
+/* Q4, NP panels: acc[p * 8 + j] = sum over groups of scale * float(i32 sum of (n - 8) xq). */
+#ifdef __wasm_simd128__
+INLINE void q4_panels(const uint8_t *w, size_t panel_bytes, const float *scale, size_t scale_floats,
+                      const int16_t *xq, const int32_t *xsum, size_t in, size_t group, float *acc, const int NP) {
+    const v128_t low = wasm_i16x8_splat(15);
+    for (size_t g = 0; g < in / group; g++) {
+        v128_t a[8];
+        for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+        /* hot loop: one quad of inputs (two splatted pairs) against NP panels; nibbles widened to
+         * 16 bits, the low one masked, the high one shifted down */
+        for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
+            v128_t x01 = wasm_v128_load32_splat(xq + 4 * k), x23 = wasm_v128_load32_splat(xq + 4 * k + 2);
+            const uint8_t *p = w + 16 * k;
+            for (int j = 0; j < NP; j++) {
+                v128_t v0 = wasm_u16x8_load8x8(p + j * panel_bytes), v1 = wasm_u16x8_load8x8(p + j * panel_bytes + 8);
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(v0, low), x01),
+                                                                   wasm_i32x4_dot_i16x8(wasm_u16x8_shr(v0, 4), x23)));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(v1, low), x01),
+                                                                           wasm_i32x4_dot_i16x8(wasm_u16x8_shr(v1, 4), x23)));
+            }
+        }
+        const v128_t off = wasm_i32x4_splat(8 * xsum[g]);
+        for (int j = 0; j < 2 * NP; j++) {
+            const float *s = scale + j / 2 * scale_floats + g * 8 + j % 2 * 4;
+            v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_sub(a[j], off)), wasm_v128_load(s));
+            wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), f));
+        }
+    }
+}
+#else
+INLINE void q4_panels(const uint8_t *w, size_t panel_bytes, const float *scale, size_t scale_floats,
+                      const int16_t *xq, const int32_t *xsum, size_t in, size_t group, float *acc, const int NP) {
+    for (size_t g = 0; g < in / group; g++) {
+        for (int j = 0; j < 8 * NP; j++) {
+            const uint8_t *p = w + j / 8 * panel_bytes + j % 8 * 2;
+            int32_t s = 0;
+            for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
+                const int16_t *x = xq + 4 * k;
+                s += (p[16 * k] & 15) * x[0] + (p[16 * k + 1] & 15) * x[1] + (p[16 * k] >> 4) * x[2] + (p[16 * k + 1] >> 4) * x[3];
+            }
+            acc[j] += (float)(s - 8 * xsum[g]) * scale[j / 8 * scale_floats + g * 8 + j % 8];
+        }
+    }
+}
+#endif
+
+KERNEL void q8_panels4(const uint8_t *w, size_t pb, const int16_t *xq, size_t in_q, float *acc) {
+    q8_panels(w, pb, xq, in_q, acc, 4);
+}
+KERNEL void q8_panel1(const uint8_t *w, size_t pb, const int16_t *xq, size_t in_q, float *acc) {
+    q8_panels(w, pb, xq, in_q, acc, 1);
+}
+KERNEL void q4_panels4(const uint8_t *w, size_t pb, const float *scale, size_t sf, const int16_t *xq, const int32_t *xsum,
+                       size_t in, size_t group, float *acc) {
+    q4_panels(w, pb, scale, sf, xq, xsum, in, group, acc, 4);
+}
+KERNEL void q4_panel1(const uint8_t *w, size_t pb, const float *scale, size_t sf, const int16_t *xq, const int32_t *xsum,
+                      size_t in, size_t group, float *acc) {
+    q4_panels(w, pb, scale, sf, xq, xsum, in, group, acc, 1);
+}
+
+/* Q4 in the file's layout (any in): block by block along each output's row. */
+KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
+    const size_t in = l->in;
+    for (size_t o = 0; o < l->out; o++) {
+        size_t e = o * in, end = e + in;
+        float a = 0.0f;
+        while (e < end) {
+            size_t b = e / Q4_BLOCK, stop = (b + 1) * Q4_BLOCK < end ? (b + 1) * Q4_BLOCK : end;
+            int32_t s = 0;
+            for (; e < stop; e++) {
+                uint8_t v = l->q[b * 16 + e % Q4_BLOCK / 2];
+                s += ((int)(e & 1 ? v >> 4 : v & 15u) - 8) * xq[e - o * in];
+            }
+            a += (float)s * l->qscale[b];
+        }
+        acc[o] = a;
+    }
+}
+
+/* ------------------------------------------------------------ a layer */
+
+/* y[o] = acc[o] * mul + b[o] for the panel's first n outputs. */
+MLRT_SMALL static void store_scaled(const float *acc8, float mul, const float *bias8, float *y, size_t n) {
+    for (size_t j = 0; j < n; j++) y[j] = acc8[j] * mul + bias8[j];
+}
+
+/* One row through the panel kernels, 4 panels at a time, then one. */
+MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, float mul, float *y) {
+    const size_t panels = l->out_padded / MLRT_PANEL, in = l->in_q;
+    const size_t pb = l->wq == MLRT_WQ_Q8 ? 8 * in : 4 * in, sf = (size_t)(in / l->group) * 8;
+    float acc[4 * MLRT_PANEL];
+    for (size_t p = 0; p < panels;) {
+        size_t np = panels - p >= 4 ? 4 : 1;
+        memset(acc, 0, sizeof acc);
+        if (l->wq == MLRT_WQ_Q8) (np == 4 ? q8_panels4 : q8_panel1)(l->q + p * pb, pb, xq, in, acc);
+        else (np == 4 ? q4_panels4 : q4_panel1)(l->q + p * pb, pb, l->qscale + p * sf, sf, xq, xsum, in, l->group, acc);
+        for (size_t k = 0; k < np; k++) {
+            size_t o = (p + k) * MLRT_PANEL;
+            store_scaled(acc + k * MLRT_PANEL, mul, l->b + o, y + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
+        }
+        p += np;
+    }
+}
+
+MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+                        int16_t *xq, int32_t *xsum) {
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * y_stride;
+        float xs = quantize_row(x + r * x_stride, l->in, l->in_q, xq);
+        if (xs != xs) { /* a non-finite activation: make it reach the output check */
+            for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
+            continue;
+        }
+        if (l->wq == MLRT_WQ_Q4)
+            for (size_t g = 0; g < l->in / l->group; g++) {
+                int32_t s = 0;
+                for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i];
+                xsum[g] = s;
+            }
+        if (l->wq == MLRT_WQ_Q4_ROWS) {
+            q4_rows(l, xq, yr);
+            store_scaled(yr, xs, l->b, yr, l->out);
+        } else {
+            panels_row(l, xq, xsum, l->wq == MLRT_WQ_Q8 ? l->qs * xs : xs, yr);
+        }
+        mlrt_activate(l->act, yr, l->out);
+    }
+}

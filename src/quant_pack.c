@@ -1,0 +1,141 @@
+/* quant_pack.c — APR_Q8 / APR_Q4 weights from the file into the layouts of kernels_quant.c (once
+ * per load, built for size), their checks, and the way back to f32 (biases, mlrt_layer_weights).
+ *   APR_Q8  f32 scale, then one int8 per element:           w[e] = q[e] * scale
+ *   APR_Q4  per 32 elements: f16 scale + 16 bytes; element e of a block is the low nibble of byte
+ *           e/2 when e is even, the high nibble when odd:     w[e] = (nibble - 8) * scale[e / 32] */
+#include "internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define Q4_BLOCK 32
+#define Q4_BLOCK_BYTES 18
+
+/* ------------------------------------------------------------ the file's elements */
+
+static inline unsigned q4_nibble(const uint8_t *nibbles16, size_t e) { /* e: element index inside its block */
+    uint8_t b = nibbles16[e / 2];
+    return e & 1 ? b >> 4 : b & 15u;
+}
+
+static const char *non_finite_name(float v) { return isnan(v) ? "NaN" : "infinite"; }
+
+/* The scale of every block (Q4) or of the tensor (Q8) must make every weight a finite f32. */
+static mlrt_status check_scales(const uint8_t *src, mlrt_dtype dtype, size_t n, const char *fmt, const char *name,
+                                mlrt_error *err) {
+    if (dtype == MLRT_APR_Q8) {
+        float s = mlrt_load_scalar(src, MLRT_F32);
+        if (!isfinite(s))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is %s", fmt, name, non_finite_name(s));
+        if (!isfinite(s * 128.0f))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is too large: 128 x scale overflows f32",
+                             fmt, name);
+        return MLRT_OK;
+    }
+    for (size_t b = 0; b * Q4_BLOCK < n; b++) { /* an f16 times 8 is always finite */
+        float s = mlrt_load_scalar(src + b * Q4_BLOCK_BYTES, MLRT_F16);
+        if (!isfinite(s))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q4 scale of block %zu is %s", fmt, name, b,
+                             non_finite_name(s));
+    }
+    return MLRT_OK;
+}
+
+mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
+                                  const char *name, mlrt_error *err) {
+    if (dtype != MLRT_APR_Q8 && dtype != MLRT_APR_Q4)
+        return mlrt_fail(err, MLRT_ERR_UNSUPPORTED, "%s: tensor '%s' is %s; mlrt runs APR_Q8 and APR_Q4 quantized tensors",
+                         fmt, name, mlrt_dtype_name(dtype));
+    mlrt_status st = check_scales(src, dtype, n, fmt, name, err);
+    if (st) return st;
+    if (dtype == MLRT_APR_Q8) {
+        float s = mlrt_load_scalar(src, MLRT_F32);
+        for (size_t k = 0; k < n; k++) out[k] = (float)(int8_t)src[4 + k] * s;
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            const uint8_t *blk = src + k / Q4_BLOCK * Q4_BLOCK_BYTES;
+            out[k] = (float)((int)q4_nibble(blk + 2, k % Q4_BLOCK) - 8) * mlrt_load_scalar(blk, MLRT_F16);
+        }
+    }
+    return MLRT_OK;
+}
+
+/* ------------------------------------------------------------ packing */
+
+static uint32_t gcd32(uint32_t in) { uint32_t low = in & (0u - in); return low < 32 ? low : 32; }
+
+static void pack_q8(mlrt_dense *d, const uint8_t *src) {
+    const size_t in = d->in, panel_bytes = (size_t)8 * d->in_q;
+    d->qs = mlrt_load_scalar(src, MLRT_F32);
+    for (size_t o = 0; o < d->out; o++)
+        for (size_t i = 0; i < in; i++)
+            d->q[o / 8 * panel_bytes + i / 2 * 16 + o % 8 * 2 + (i & 1)] = src[4 + o * in + i];
+}
+
+static void pack_q4(mlrt_dense *d, const uint8_t *src) {
+    const size_t in = d->in, g = d->group, groups = in / g, panel_bytes = (size_t)4 * in;
+    for (size_t o = 0; o < d->out; o++) {
+        for (size_t i = 0; i < in; i++) {
+            size_t e = o * in + i;
+            unsigned n = q4_nibble(src + e / Q4_BLOCK * Q4_BLOCK_BYTES + 2, e % Q4_BLOCK);
+            d->q[o / 8 * panel_bytes + i / 4 * 16 + o % 8 * 2 + (i & 1)] |= (uint8_t)(i & 2 ? n << 4 : n);
+        }
+        for (size_t k = 0; k < groups; k++) /* the whole group lies in one file block */
+            d->qscale[o / 8 * groups * 8 + k * 8 + o % 8] =
+                mlrt_load_scalar(src + (o * in + k * g) / Q4_BLOCK * Q4_BLOCK_BYTES, MLRT_F16);
+    }
+}
+
+static void pack_q4_rows(mlrt_dense *d, const uint8_t *src, size_t blocks) {
+    for (size_t b = 0; b < blocks; b++) {
+        d->qscale[b] = mlrt_load_scalar(src + b * Q4_BLOCK_BYTES, MLRT_F16);
+        memcpy(d->q + b * 16, src + b * Q4_BLOCK_BYTES + 2, 16);
+    }
+}
+
+mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
+                            mlrt_error *err) {
+    const size_t n = (size_t)d->in * d->out, blocks = (n + Q4_BLOCK - 1) / Q4_BLOCK;
+    mlrt_status st = check_scales(src, dtype, n, fmt, name, err);
+    if (st) return st;
+    if (dtype == MLRT_APR_Q8) {
+        d->wq = MLRT_WQ_Q8;
+        d->in_q = (d->in + 1) & ~1u;
+        d->group = MLRT_Q8_GROUP;
+        d->q_bytes = (size_t)d->out_padded * d->in_q;
+    } else if (d->in % 4 == 0) {
+        d->wq = MLRT_WQ_Q4;
+        d->in_q = d->in;
+        d->group = gcd32(d->in);
+        d->q_bytes = (size_t)d->out_padded * d->in / 2;
+        d->qscale_bytes = (size_t)d->out_padded * (d->in / d->group) * sizeof(float);
+    } else {
+        d->wq = MLRT_WQ_Q4_ROWS;
+        d->in_q = d->in;
+        d->group = Q4_BLOCK;
+        d->q_bytes = blocks * 16;
+        d->qscale_bytes = blocks * sizeof(float);
+    }
+    d->q = calloc(d->q_bytes, 1);
+    d->qscale = d->qscale_bytes ? malloc(d->qscale_bytes) : NULL;
+    if (!d->q || (d->qscale_bytes && !d->qscale))
+        return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, name);
+    if (d->wq == MLRT_WQ_Q8) pack_q8(d, src);
+    else if (d->wq == MLRT_WQ_Q4) pack_q4(d, src);
+    else pack_q4_rows(d, src, blocks);
+    return MLRT_OK;
+}
+
+float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i) {
+    if (d->wq == MLRT_WQ_Q8)
+        return (float)(int8_t)d->q[o / 8 * 8 * (size_t)d->in_q + i / 2 * 16 + o % 8 * 2 + (i & 1)] * d->qs;
+    if (d->wq == MLRT_WQ_Q4) {
+        size_t groups = d->in / d->group;
+        uint8_t b = d->q[o / 8 * 4 * (size_t)d->in + i / 4 * 16 + o % 8 * 2 + (i & 1)];
+        int n = (int)(i & 2 ? b >> 4 : b & 15u) - 8;
+        return (float)n * d->qscale[o / 8 * groups * 8 + i / d->group * 8 + o % 8];
+    }
+    size_t e = o * d->in + i;
+    return (float)((int)q4_nibble(d->q + e / Q4_BLOCK * 16, e % Q4_BLOCK) - 8) * d->qscale[e / Q4_BLOCK];
+}
+
