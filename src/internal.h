@@ -129,14 +129,31 @@ typedef struct mlrt_dense {
     mlrt_wq wq;
     uint32_t in_q;                  /* in rounded up to the packing unit: 2 (Q8), 4 (Q4); in (Q4 rows) */
     uint32_t group;                 /* inputs per integer partial sum: MLRT_Q8_GROUP (Q8), gcd(in, 32) (Q4) */
-    uint8_t *q;                     /* Q8: int8 [out_padded/8][in_q/2][8 outputs][2 inputs]
-                                     * Q4: [out_padded/8][in_q/4][8 outputs][2] bytes; byte (o, t) of quad k holds
+    uint8_t *q;                     /* in bands of np = up to 4 panels (32 outputs; mlrt_q*_at):
+                                     * Q8: int8 [band][in_q/2][np * 8 outputs][2 inputs]
+                                     * Q4: [band][in_q/4][np * 8 outputs][2] bytes; byte (o, t) of quad k holds
                                      *     input 4k+t in its low nibble, input 4k+2+t in its high nibble
                                      * Q4 rows: [ceil(out*in/32)][16] the file's nibbles, flattened [out][in] */
-    float *qscale;                  /* Q4: [out_padded/8][in_q/group][8]; Q4 rows: [ceil(out*in/32)] */
+    float *qscale;                  /* Q4: [band][in_q/group][np * 8]; Q4 rows: [ceil(out*in/32)] */
     float qs;                       /* Q8: the tensor's scale */
     size_t q_bytes, qscale_bytes;   /* what q and qscale hold */
 } mlrt_dense;
+
+/* Where quantized weight (o, i) lives: panels of 8 outputs are interleaved in bands of up to 4, so
+ * that one pointer walks a band (every band but the last holds 4 panels). */
+static inline size_t mlrt_qband_np(const mlrt_dense *d, size_t o) {
+    size_t left = d->out_padded / 8 - o / 32 * 4;
+    return left < 4 ? left : 4;
+}
+static inline size_t mlrt_q8_at(const mlrt_dense *d, size_t o, size_t i) {
+    return o / 32 * 32 * (size_t)d->in_q + i / 2 * 16 * mlrt_qband_np(d, o) + o % 32 * 2 + (i & 1);
+}
+static inline size_t mlrt_q4_at(const mlrt_dense *d, size_t o, size_t i) { /* the high nibble when i & 2 */
+    return o / 32 * 16 * (size_t)d->in + i / 4 * 16 * mlrt_qband_np(d, o) + o % 32 * 2 + (i & 1);
+}
+static inline size_t mlrt_q4_scale_at(const mlrt_dense *d, size_t o, size_t g) {
+    return o / 32 * 32 * (size_t)(d->in / d->group) + g * 8 * mlrt_qband_np(d, o) + o % 32;
+}
 
 struct mlrt_model {
     mlrt_format format;
@@ -150,6 +167,7 @@ struct mlrt_model {
     float *scratch;                 /* [2][tile_rows][max_width] ping-pong activations */
     int16_t *xq;                    /* quantized layers: one activation row as int16 [max_in_q] */
     int32_t *xsum;                  /* quantized layers: the row's sum per Q4 group [max_in_q / 4] */
+    uint32_t *xnz;                  /* quantized layers: the row's nonzero Q8 input pairs [max_in_q / 2] */
     char *info_json;                /* mlrt_model_info_json */
 };
 
@@ -220,8 +238,8 @@ mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n
                                   const char *name, mlrt_error *err);
 /* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */
 float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i);
-/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4]: scratch. */
+/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q / 2]: scratch. */
 void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
-                        int16_t *xq, int32_t *xsum);
+                        int16_t *xq, int32_t *xsum, uint32_t *nz);
 
 #endif

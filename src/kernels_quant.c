@@ -82,21 +82,33 @@ NO_VECTORIZE
 
 /* ------------------------------------------------------------ integer kernels, one row */
 
-/* Q8, NP panels (NP = 4 or 1) of 8 outputs: acc[p * 8 + j] = sum over groups of float(i32 sum). */
+/* Q8, NP panels of 8 outputs starting at w, `stride` bytes per input pair (16 x the band's panels),
+ * over the row's nonzero input pairs nz[0..n_nz) only (zero pairs add exactly 0 to integer sums):
+ * acc[p * 8 + j] += sum over groups of float(i32 sum). */
 #ifdef __wasm_simd128__
-INLINE void q8_panels(const uint8_t *w, size_t panel_bytes, const int16_t *xq, size_t in_q, float *acc, const int NP) {
-    const size_t pairs = in_q / 2;
-    for (size_t k0 = 0; k0 < pairs; k0 += MLRT_Q8_GROUP / 2) {
-        size_t k1 = pairs - k0 < MLRT_Q8_GROUP / 2 ? pairs : k0 + MLRT_Q8_GROUP / 2;
+INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc,
+                      const int NP) {
+    for (size_t t0 = 0; t0 < n_nz; t0 += MLRT_Q8_GROUP / 2) {
+        size_t t1 = n_nz - t0 < MLRT_Q8_GROUP / 2 ? n_nz : t0 + MLRT_Q8_GROUP / 2, t = t0;
         v128_t a[8];
         for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
-        /* hot loop: one input pair, splat, against NP panels: 2 widening loads + 2 dots per panel */
-        for (size_t k = k0; k < k1; k++) {
-            v128_t xp = wasm_v128_load32_splat(xq + 2 * k);
-            const uint8_t *p = w + 16 * k;
+        /* hot loop: two input pairs per turn, each splat against NP panels: 2 widening loads + 2 dots per panel */
+        for (; t + 1 < t1; t += 2) {
+            const uint8_t *q = w + nz[t] * stride, *r = w + nz[t + 1] * stride;
+            v128_t x0 = wasm_v128_load32_splat(xq + 2 * nz[t]), x1 = wasm_v128_load32_splat(xq + 2 * nz[t + 1]);
             for (int j = 0; j < NP; j++) {
-                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + j * panel_bytes), xp));
-                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + j * panel_bytes + 8), xp));
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j), x0),
+                                                                   wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(r + 16 * j), x1)));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j + 8), x0),
+                                                                           wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(r + 16 * j + 8), x1)));
+            }
+        }
+        if (t < t1) { /* an odd pair left */
+            const uint8_t *q = w + nz[t] * stride;
+            v128_t x0 = wasm_v128_load32_splat(xq + 2 * nz[t]);
+            for (int j = 0; j < NP; j++) {
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j), x0));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j + 8), x0));
             }
         }
         for (int j = 0; j < 2 * NP; j++)
@@ -104,23 +116,26 @@ INLINE void q8_panels(const uint8_t *w, size_t panel_bytes, const int16_t *xq, s
     }
 }
 #else
-INLINE void q8_panels(const uint8_t *w, size_t panel_bytes, const int16_t *xq, size_t in_q, float *acc, const int NP) {
-    const size_t pairs = in_q / 2;
-    for (size_t k0 = 0; k0 < pairs; k0 += MLRT_Q8_GROUP / 2) {
-        size_t k1 = pairs - k0 < MLRT_Q8_GROUP / 2 ? pairs : k0 + MLRT_Q8_GROUP / 2;
-        for (int j = 0; j < 8 * NP; j++) {
-            const int8_t *p = (const int8_t *)w + j / 8 * panel_bytes + j % 8 * 2;
-            int32_t s = 0;
-            for (size_t k = k0; k < k1; k++) s += p[16 * k] * xq[2 * k] + p[16 * k + 1] * xq[2 * k + 1];
-            acc[j] += (float)s;
+INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc,
+                      const int NP) {
+    int32_t s[32];
+    for (size_t t0 = 0; t0 < n_nz; t0 += MLRT_Q8_GROUP / 2) {
+        size_t t1 = n_nz - t0 < MLRT_Q8_GROUP / 2 ? n_nz : t0 + MLRT_Q8_GROUP / 2;
+        memset(s, 0, sizeof s);
+        for (size_t t = t0; t < t1; t++) {
+            const int8_t *p = (const int8_t *)w + nz[t] * stride;
+            int32_t x0 = xq[2 * nz[t]], x1 = xq[2 * nz[t] + 1];
+            for (int j = 0; j < 8 * NP; j++) s[j] += p[2 * j] * x0 + p[2 * j + 1] * x1;
         }
+        for (int j = 0; j < 8 * NP; j++) acc[j] += (float)s[j];
     }
 }
 #endif
 
-/* Q4, NP panels: acc[p * 8 + j] = sum over groups of scale * float(i32 sum of (n - 8) xq). */
+/* Q4, NP panels starting at w, `stride` bytes per input quad, scales `sstride` floats per group:
+ * acc[p * 8 + j] += sum over groups of scale * float(i32 sum of (n - 8) xq). */
 #ifdef __wasm_simd128__
-INLINE void q4_panels(const uint8_t *w, size_t panel_bytes, const float *scale, size_t scale_floats,
+INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
                       const int16_t *xq, const int32_t *xsum, size_t in, size_t group, float *acc, const int NP) {
     const v128_t low = wasm_i16x8_splat(15);
     for (size_t g = 0; g < in / group; g++) {
@@ -130,9 +145,9 @@ INLINE void q4_panels(const uint8_t *w, size_t panel_bytes, const float *scale, 
          * 16 bits, the low one masked, the high one shifted down */
         for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
             v128_t x01 = wasm_v128_load32_splat(xq + 4 * k), x23 = wasm_v128_load32_splat(xq + 4 * k + 2);
-            const uint8_t *p = w + 16 * k;
+            const uint8_t *p = w + k * stride;
             for (int j = 0; j < NP; j++) {
-                v128_t v0 = wasm_u16x8_load8x8(p + j * panel_bytes), v1 = wasm_u16x8_load8x8(p + j * panel_bytes + 8);
+                v128_t v0 = wasm_u16x8_load8x8(p + 16 * j), v1 = wasm_u16x8_load8x8(p + 16 * j + 8);
                 a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(v0, low), x01),
                                                                    wasm_i32x4_dot_i16x8(wasm_u16x8_shr(v0, 4), x23)));
                 a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(v1, low), x01),
@@ -141,42 +156,41 @@ INLINE void q4_panels(const uint8_t *w, size_t panel_bytes, const float *scale, 
         }
         const v128_t off = wasm_i32x4_splat(8 * xsum[g]);
         for (int j = 0; j < 2 * NP; j++) {
-            const float *s = scale + j / 2 * scale_floats + g * 8 + j % 2 * 4;
-            v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_sub(a[j], off)), wasm_v128_load(s));
+            v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_sub(a[j], off)), wasm_v128_load(scale + g * sstride + 4 * j));
             wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), f));
         }
     }
 }
 #else
-INLINE void q4_panels(const uint8_t *w, size_t panel_bytes, const float *scale, size_t scale_floats,
+INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
                       const int16_t *xq, const int32_t *xsum, size_t in, size_t group, float *acc, const int NP) {
+    int32_t s[32];
     for (size_t g = 0; g < in / group; g++) {
-        for (int j = 0; j < 8 * NP; j++) {
-            const uint8_t *p = w + j / 8 * panel_bytes + j % 8 * 2;
-            int32_t s = 0;
-            for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
-                const int16_t *x = xq + 4 * k;
-                s += (p[16 * k] & 15) * x[0] + (p[16 * k + 1] & 15) * x[1] + (p[16 * k] >> 4) * x[2] + (p[16 * k + 1] >> 4) * x[3];
-            }
-            acc[j] += (float)(s - 8 * xsum[g]) * scale[j / 8 * scale_floats + g * 8 + j % 8];
+        memset(s, 0, sizeof s);
+        for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
+            const uint8_t *p = w + k * stride;
+            const int16_t *x = xq + 4 * k;
+            for (int j = 0; j < 8 * NP; j++)
+                s[j] += (p[2 * j] & 15) * x[0] + (p[2 * j + 1] & 15) * x[1] + (p[2 * j] >> 4) * x[2] + (p[2 * j + 1] >> 4) * x[3];
         }
+        for (int j = 0; j < 8 * NP; j++) acc[j] += (float)(s[j] - 8 * xsum[g]) * scale[g * sstride + j];
     }
 }
 #endif
 
-KERNEL void q8_panels4(const uint8_t *w, size_t pb, const int16_t *xq, size_t in_q, float *acc) {
-    q8_panels(w, pb, xq, in_q, acc, 4);
+KERNEL void q8_panels4(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc) {
+    q8_panels(w, 64, xq, nz, n_nz, acc, 4);
 }
-KERNEL void q8_panel1(const uint8_t *w, size_t pb, const int16_t *xq, size_t in_q, float *acc) {
-    q8_panels(w, pb, xq, in_q, acc, 1);
+KERNEL void q8_panel1(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc) {
+    q8_panels(w, stride, xq, nz, n_nz, acc, 1);
 }
-KERNEL void q4_panels4(const uint8_t *w, size_t pb, const float *scale, size_t sf, const int16_t *xq, const int32_t *xsum,
-                       size_t in, size_t group, float *acc) {
-    q4_panels(w, pb, scale, sf, xq, xsum, in, group, acc, 4);
+KERNEL void q4_panels4(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
+                       const int32_t *xsum, size_t in, size_t group, float *acc) {
+    q4_panels(w, 64, scale, 32, xq, xsum, in, group, acc, 4);
 }
-KERNEL void q4_panel1(const uint8_t *w, size_t pb, const float *scale, size_t sf, const int16_t *xq, const int32_t *xsum,
-                      size_t in, size_t group, float *acc) {
-    q4_panels(w, pb, scale, sf, xq, xsum, in, group, acc, 1);
+KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
+                      const int32_t *xsum, size_t in, size_t group, float *acc) {
+    q4_panels(w, stride, scale, sstride, xq, xsum, in, group, acc, 1);
 }
 
 /* Q4 in the file's layout (any in): block by block along each output's row. */
@@ -205,26 +219,31 @@ MLRT_SMALL static void store_scaled(const float *acc8, float mul, const float *b
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] * mul + bias8[j];
 }
 
-/* One row through the panel kernels, 4 panels at a time, then one. */
-MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, float mul, float *y) {
-    const size_t panels = l->out_padded / MLRT_PANEL, in = l->in_q;
-    const size_t pb = l->wq == MLRT_WQ_Q8 ? 8 * in : 4 * in, sf = (size_t)(in / l->group) * 8;
+/* One row through the panel kernels, band by band: a whole band of 4 panels at once, the panels
+ * of a smaller (last) band one by one. */
+MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *nz,
+                                  size_t n_nz, float mul, float *y) {
+    const size_t in = l->in_q, groups = in / l->group;
     float acc[4 * MLRT_PANEL];
-    for (size_t p = 0; p < panels;) {
-        size_t np = panels - p >= 4 ? 4 : 1;
+    for (size_t o0 = 0; o0 < l->out; o0 += 32) {
+        const size_t np = mlrt_qband_np(l, o0), stride = 16 * np;
         memset(acc, 0, sizeof acc);
-        if (l->wq == MLRT_WQ_Q8) (np == 4 ? q8_panels4 : q8_panel1)(l->q + p * pb, pb, xq, in, acc);
-        else (np == 4 ? q4_panels4 : q4_panel1)(l->q + p * pb, pb, l->qscale + p * sf, sf, xq, xsum, in, l->group, acc);
-        for (size_t k = 0; k < np; k++) {
-            size_t o = (p + k) * MLRT_PANEL;
-            store_scaled(acc + k * MLRT_PANEL, mul, l->b + o, y + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
+        if (l->wq == MLRT_WQ_Q8) {
+            const uint8_t *w = l->q + o0 * in;
+            if (np == 4) q8_panels4(w, stride, xq, nz, n_nz, acc);
+            else for (size_t p = 0; p < np; p++) q8_panel1(w + 16 * p, stride, xq, nz, n_nz, acc + 8 * p);
+        } else {
+            const uint8_t *w = l->q + o0 * in / 2;
+            const float *sc = l->qscale + o0 * groups;
+            if (np == 4) q4_panels4(w, stride, sc, 8 * np, xq, xsum, in, l->group, acc);
+            else for (size_t p = 0; p < np; p++) q4_panel1(w + 16 * p, stride, sc + 8 * p, 8 * np, xq, xsum, in, l->group, acc + 8 * p);
         }
-        p += np;
+        store_scaled(acc, mul, l->b + o0, y + o0, l->out - o0 < 32 ? l->out - o0 : 32);
     }
 }
 
 MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
-                        int16_t *xq, int32_t *xsum) {
+                        int16_t *xq, int32_t *xsum, uint32_t *nz) {
     for (size_t r = 0; r < rows; r++) {
         float *yr = y + r * y_stride;
         float xs = quantize_row(x + r * x_stride, l->in, l->in_q, xq);
@@ -232,6 +251,12 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
             continue;
         }
+        size_t n_nz = 0;
+        if (l->wq == MLRT_WQ_Q8) /* the nonzero input pairs, in order (branch-free) */
+            for (uint32_t k = 0; k < l->in_q / 2; k++) {
+                nz[n_nz] = k;
+                n_nz += (xq[2 * k] | xq[2 * k + 1]) != 0;
+            }
         if (l->wq == MLRT_WQ_Q4)
             for (size_t g = 0; g < l->in / l->group; g++) {
                 int32_t s = 0;
@@ -242,7 +267,7 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             q4_rows(l, xq, yr);
             store_scaled(yr, xs, l->b, yr, l->out);
         } else {
-            panels_row(l, xq, xsum, l->wq == MLRT_WQ_Q8 ? l->qs * xs : xs, yr);
+            panels_row(l, xq, xsum, nz, n_nz, l->wq == MLRT_WQ_Q8 ? l->qs * xs : xs, yr);
         }
         mlrt_activate(l->act, yr, l->out);
     }

@@ -64,6 +64,7 @@ void mlrt_free(mlrt_model *m) {
     free(m->scratch);
     free(m->xq);
     free(m->xsum);
+    free(m->xnz);
     free(m->info_json);
     free(m);
 }
@@ -190,7 +191,8 @@ mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtyp
     uint32_t max_in_q = 0;
     for (uint32_t i = 0; i < n_layers; i++)
         if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
-    if (max_in_q && (!(m->xq = malloc(max_in_q * sizeof *m->xq)) || !(m->xsum = malloc((max_in_q / 4 + 1) * sizeof *m->xsum)))) {
+    if (max_in_q && (!(m->xq = malloc(max_in_q * sizeof *m->xq)) || !(m->xsum = malloc((max_in_q / 4 + 1) * sizeof *m->xsum)) ||
+                     !(m->xnz = malloc((max_in_q / 2 + 1) * sizeof *m->xnz)))) {
         mlrt_free(m);
         mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
@@ -226,7 +228,7 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
             bool last = i + 1 == m->n_layers;
             float *y = last ? out + r * m->out_size : buf[i & 1];
             size_t ys = last ? m->out_size : m->max_width;
-            if (m->layers[i].wq) mlrt_quant_forward(&m->layers[i], x, xs, y, ys, rows, m->xq, m->xsum);
+            if (m->layers[i].wq) mlrt_quant_forward(&m->layers[i], x, xs, y, ys, rows, m->xq, m->xsum, m->xnz);
             else mlrt_dense_forward(&m->layers[i], x, xs, y, ys, rows);
             x = y;
             xs = ys;

@@ -65,23 +65,22 @@ mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n
 static uint32_t gcd32(uint32_t in) { uint32_t low = in & (0u - in); return low < 32 ? low : 32; }
 
 static void pack_q8(mlrt_dense *d, const uint8_t *src) {
-    const size_t in = d->in, panel_bytes = (size_t)8 * d->in_q;
+    const size_t in = d->in;
     d->qs = mlrt_load_scalar(src, MLRT_F32);
     for (size_t o = 0; o < d->out; o++)
-        for (size_t i = 0; i < in; i++)
-            d->q[o / 8 * panel_bytes + i / 2 * 16 + o % 8 * 2 + (i & 1)] = src[4 + o * in + i];
+        for (size_t i = 0; i < in; i++) d->q[mlrt_q8_at(d, o, i)] = src[4 + o * in + i];
 }
 
 static void pack_q4(mlrt_dense *d, const uint8_t *src) {
-    const size_t in = d->in, g = d->group, groups = in / g, panel_bytes = (size_t)4 * in;
+    const size_t in = d->in, g = d->group, groups = in / g;
     for (size_t o = 0; o < d->out; o++) {
         for (size_t i = 0; i < in; i++) {
             size_t e = o * in + i;
             unsigned n = q4_nibble(src + e / Q4_BLOCK * Q4_BLOCK_BYTES + 2, e % Q4_BLOCK);
-            d->q[o / 8 * panel_bytes + i / 4 * 16 + o % 8 * 2 + (i & 1)] |= (uint8_t)(i & 2 ? n << 4 : n);
+            d->q[mlrt_q4_at(d, o, i)] |= (uint8_t)(i & 2 ? n << 4 : n);
         }
         for (size_t k = 0; k < groups; k++) /* the whole group lies in one file block */
-            d->qscale[o / 8 * groups * 8 + k * 8 + o % 8] =
+            d->qscale[mlrt_q4_scale_at(d, o, k)] =
                 mlrt_load_scalar(src + (o * in + k * g) / Q4_BLOCK * Q4_BLOCK_BYTES, MLRT_F16);
     }
 }
@@ -127,13 +126,11 @@ mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype,
 }
 
 float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i) {
-    if (d->wq == MLRT_WQ_Q8)
-        return (float)(int8_t)d->q[o / 8 * 8 * (size_t)d->in_q + i / 2 * 16 + o % 8 * 2 + (i & 1)] * d->qs;
+    if (d->wq == MLRT_WQ_Q8) return (float)(int8_t)d->q[mlrt_q8_at(d, o, i)] * d->qs;
     if (d->wq == MLRT_WQ_Q4) {
-        size_t groups = d->in / d->group;
-        uint8_t b = d->q[o / 8 * 4 * (size_t)d->in + i / 4 * 16 + o % 8 * 2 + (i & 1)];
+        uint8_t b = d->q[mlrt_q4_at(d, o, i)];
         int n = (int)(i & 2 ? b >> 4 : b & 15u) - 8;
-        return (float)n * d->qscale[o / 8 * groups * 8 + i / d->group * 8 + o % 8];
+        return (float)n * d->qscale[mlrt_q4_scale_at(d, o, i / d->group)];
     }
     size_t e = o * d->in + i;
     return (float)((int)q4_nibble(d->q + e / Q4_BLOCK * 16, e % Q4_BLOCK) - 8) * d->qscale[e / Q4_BLOCK];
