@@ -167,7 +167,7 @@ struct mlrt_model {
     float *scratch;                 /* [2][tile_rows][max_width] ping-pong activations */
     int16_t *xq;                    /* quantized layers: one activation row as int16 [max_in_q] */
     int32_t *xsum;                  /* quantized layers: the row's sum per Q4 group [max_in_q / 4] */
-    uint32_t *xnz;                  /* quantized layers: the row's nonzero Q8 input pairs [max_in_q / 2] */
+    uint32_t *xnz;                  /* quantized layers: the row's runs of nonzero Q8 input pairs [max_in_q / 2 + 1][2] */
     char *info_json;                /* mlrt_model_info_json */
 };
 
@@ -238,7 +238,7 @@ mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n
                                   const char *name, mlrt_error *err);
 /* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */
 float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i);
-/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q / 2]: scratch. */
+/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q + 2]: scratch. */
 void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                         int16_t *xq, int32_t *xsum, uint32_t *nz);
 

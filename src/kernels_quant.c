@@ -83,51 +83,55 @@ NO_VECTORIZE
 /* ------------------------------------------------------------ integer kernels, one row */
 
 /* Q8, NP panels of 8 outputs starting at w, `stride` bytes per input pair (16 x the band's panels),
- * over the row's nonzero input pairs nz[0..n_nz) only (zero pairs add exactly 0 to integer sums):
- * acc[p * 8 + j] += sum over groups of float(i32 sum). */
+ * over the row's runs of nonzero input pairs only (zero pairs add exactly 0 to integer sums):
+ * run r is pairs [runs[2r], runs[2r+1] & ~RUN_FLUSH); the i32 sums go to acc[p * 8 + j] as floats
+ * after each run marked RUN_FLUSH (at most MLRT_Q8_GROUP / 2 pairs apart). */
+#define RUN_FLUSH 0x80000000u
 #ifdef __wasm_simd128__
-INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc,
-                      const int NP) {
-    for (size_t t0 = 0; t0 < n_nz; t0 += MLRT_Q8_GROUP / 2) {
-        size_t t1 = n_nz - t0 < MLRT_Q8_GROUP / 2 ? n_nz : t0 + MLRT_Q8_GROUP / 2, t = t0;
-        v128_t a[8];
-        for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs,
+                      float *acc, const int NP) {
+    v128_t a[8];
+    for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+    for (size_t r = 0; r < n_runs; r++) {
+        const uint8_t *p = w + runs[2 * r] * stride, *end = w + (runs[2 * r + 1] & ~RUN_FLUSH) * stride;
+        const int16_t *x = xq + 2 * runs[2 * r];
         /* hot loop: two input pairs per turn, each splat against NP panels: 2 widening loads + 2 dots per panel */
-        for (; t + 1 < t1; t += 2) {
-            const uint8_t *q = w + nz[t] * stride, *r = w + nz[t + 1] * stride;
-            v128_t x0 = wasm_v128_load32_splat(xq + 2 * nz[t]), x1 = wasm_v128_load32_splat(xq + 2 * nz[t + 1]);
+        for (; p + stride < end; p += 2 * stride, x += 4) {
+            v128_t x0 = wasm_v128_load32_splat(x), x1 = wasm_v128_load32_splat(x + 2);
             for (int j = 0; j < NP; j++) {
-                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j), x0),
-                                                                   wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(r + 16 * j), x1)));
-                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j + 8), x0),
-                                                                           wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(r + 16 * j + 8), x1)));
+                const uint8_t *q = p + 16 * j, *q1 = q + stride;
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q), x0),
+                                                                   wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q1), x1)));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 8), x0),
+                                                                           wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q1 + 8), x1)));
             }
         }
-        if (t < t1) { /* an odd pair left */
-            const uint8_t *q = w + nz[t] * stride;
-            v128_t x0 = wasm_v128_load32_splat(xq + 2 * nz[t]);
+        if (p < end) { /* an odd pair left */
+            v128_t x0 = wasm_v128_load32_splat(x);
             for (int j = 0; j < NP; j++) {
-                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j), x0));
-                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 16 * j + 8), x0));
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + 16 * j), x0));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + 16 * j + 8), x0));
             }
         }
-        for (int j = 0; j < 2 * NP; j++)
+        if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
+        for (int j = 0; j < 2 * NP; j++) {
             wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), wasm_f32x4_convert_i32x4(a[j])));
+            a[j] = wasm_i32x4_splat(0);
+        }
     }
 }
 #else
-INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc,
-                      const int NP) {
-    int32_t s[32];
-    for (size_t t0 = 0; t0 < n_nz; t0 += MLRT_Q8_GROUP / 2) {
-        size_t t1 = n_nz - t0 < MLRT_Q8_GROUP / 2 ? n_nz : t0 + MLRT_Q8_GROUP / 2;
-        memset(s, 0, sizeof s);
-        for (size_t t = t0; t < t1; t++) {
-            const int8_t *p = (const int8_t *)w + nz[t] * stride;
-            int32_t x0 = xq[2 * nz[t]], x1 = xq[2 * nz[t] + 1];
+INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs,
+                      float *acc, const int NP) {
+    int32_t s[32] = {0};
+    for (size_t r = 0; r < n_runs; r++) {
+        for (size_t k = runs[2 * r]; k < (runs[2 * r + 1] & ~RUN_FLUSH); k++) {
+            const int8_t *p = (const int8_t *)w + k * stride;
+            int32_t x0 = xq[2 * k], x1 = xq[2 * k + 1];
             for (int j = 0; j < 8 * NP; j++) s[j] += p[2 * j] * x0 + p[2 * j + 1] * x1;
         }
-        for (int j = 0; j < 8 * NP; j++) acc[j] += (float)s[j];
+        if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
+        for (int j = 0; j < 8 * NP; j++) acc[j] += (float)s[j], s[j] = 0;
     }
 }
 #endif
@@ -178,11 +182,11 @@ INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_
 }
 #endif
 
-KERNEL void q8_panels4(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc) {
-    q8_panels(w, 64, xq, nz, n_nz, acc, 4);
+KERNEL void q8_panels4(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+    q8_panels(w, 64, xq, runs, n_runs, acc, 4);
 }
-KERNEL void q8_panel1(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *nz, size_t n_nz, float *acc) {
-    q8_panels(w, stride, xq, nz, n_nz, acc, 1);
+KERNEL void q8_panel1(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+    q8_panels(w, stride, xq, runs, n_runs, acc, 1);
 }
 KERNEL void q4_panels4(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
                        const int32_t *xsum, size_t in, size_t group, float *acc) {
@@ -214,6 +218,24 @@ KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
 
 /* ------------------------------------------------------------ a layer */
 
+/* The runs of nonzero input pairs of xq [2 * pairs] as [start, end) pairs into runs, each at most
+ * MLRT_Q8_GROUP / 2 long (the i32 bound); returns their count. Dense rows make few long runs;
+ * images with blank borders and ReLU outputs make many short ones and skip the zeros. */
+MLRT_SMALL static size_t nonzero_runs(const int16_t *xq, size_t pairs, uint32_t *runs) {
+    size_t n = 0, budget = MLRT_Q8_GROUP / 2; /* pairs left in the current i32 sum */
+    for (size_t k = 0; k < pairs;) {
+        while (k < pairs && (xq[2 * k] | xq[2 * k + 1]) == 0) k++;
+        if (k == pairs) break;
+        size_t start = k, stop = pairs - k < budget ? pairs : k + budget;
+        while (k < stop && (xq[2 * k] | xq[2 * k + 1]) != 0) k++;
+        budget -= k - start;
+        runs[2 * n] = (uint32_t)start, runs[2 * n + 1] = (uint32_t)k | (budget ? 0 : RUN_FLUSH), n++;
+        if (!budget) budget = MLRT_Q8_GROUP / 2;
+    }
+    if (n) runs[2 * n - 1] |= RUN_FLUSH;
+    return n;
+}
+
 /* y[o] = acc[o] * mul + b[o] for the panel's first n outputs. */
 MLRT_SMALL static void store_scaled(const float *acc8, float mul, const float *bias8, float *y, size_t n) {
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] * mul + bias8[j];
@@ -221,8 +243,8 @@ MLRT_SMALL static void store_scaled(const float *acc8, float mul, const float *b
 
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once, the panels
  * of a smaller (last) band one by one. */
-MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *nz,
-                                  size_t n_nz, float mul, float *y) {
+MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
+                                  size_t n_runs, float mul, float *y) {
     const size_t in = l->in_q, groups = in / l->group;
     float acc[4 * MLRT_PANEL];
     for (size_t o0 = 0; o0 < l->out; o0 += 32) {
@@ -230,8 +252,8 @@ MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const 
         memset(acc, 0, sizeof acc);
         if (l->wq == MLRT_WQ_Q8) {
             const uint8_t *w = l->q + o0 * in;
-            if (np == 4) q8_panels4(w, stride, xq, nz, n_nz, acc);
-            else for (size_t p = 0; p < np; p++) q8_panel1(w + 16 * p, stride, xq, nz, n_nz, acc + 8 * p);
+            if (np == 4) q8_panels4(w, stride, xq, runs, n_runs, acc);
+            else for (size_t p = 0; p < np; p++) q8_panel1(w + 16 * p, stride, xq, runs, n_runs, acc + 8 * p);
         } else {
             const uint8_t *w = l->q + o0 * in / 2;
             const float *sc = l->qscale + o0 * groups;
@@ -251,12 +273,7 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
             continue;
         }
-        size_t n_nz = 0;
-        if (l->wq == MLRT_WQ_Q8) /* the nonzero input pairs, in order (branch-free) */
-            for (uint32_t k = 0; k < l->in_q / 2; k++) {
-                nz[n_nz] = k;
-                n_nz += (xq[2 * k] | xq[2 * k + 1]) != 0;
-            }
+        size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / 2, nz) : 0;
         if (l->wq == MLRT_WQ_Q4)
             for (size_t g = 0; g < l->in / l->group; g++) {
                 int32_t s = 0;
@@ -267,7 +284,7 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             q4_rows(l, xq, yr);
             store_scaled(yr, xs, l->b, yr, l->out);
         } else {
-            panels_row(l, xq, xsum, nz, n_nz, l->wq == MLRT_WQ_Q8 ? l->qs * xs : xs, yr);
+            panels_row(l, xq, xsum, nz, n_runs, l->wq == MLRT_WQ_Q8 ? l->qs * xs : xs, yr);
         }
         mlrt_activate(l->act, yr, l->out);
     }

@@ -192,7 +192,7 @@ mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtyp
     for (uint32_t i = 0; i < n_layers; i++)
         if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
     if (max_in_q && (!(m->xq = malloc(max_in_q * sizeof *m->xq)) || !(m->xsum = malloc((max_in_q / 4 + 1) * sizeof *m->xsum)) ||
-                     !(m->xnz = malloc((max_in_q / 2 + 1) * sizeof *m->xnz)))) {
+                     !(m->xnz = malloc((max_in_q + 2) * sizeof *m->xnz)))) {
         mlrt_free(m);
         mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;

@@ -104,7 +104,7 @@ static void check_layer_at(const char *file, int line, mlrt_dtype dt, const uint
              bad_weights);
     int16_t *xq = tmalloc(d.in_q * sizeof *xq);
     int32_t *xsum = tmalloc((d.in_q / 4 + 1) * sizeof *xsum);
-    uint32_t *nz = tmalloc((d.in_q / 2 + 1) * sizeof *nz);
+    uint32_t *nz = tmalloc((d.in_q + 2) * sizeof *nz);
     float *y = tmalloc(rows * out * sizeof(float));
     mlrt_quant_forward(&d, x, in, y, out, rows, xq, xsum, nz);
     double worst = 0, worst_x = 0;
