@@ -136,13 +136,16 @@ INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const 
 }
 #endif
 
-/* Q4, NP panels starting at w, `stride` bytes per input quad, scales `sstride` floats per group:
- * acc[p * 8 + j] += sum over groups of scale * float(i32 sum of (n - 8) xq). */
+/* Q4, NP panels starting at w, `stride` bytes per input quad, scales `sstride` floats per group,
+ * over the row's groups with a nonzero input, groups[0..n_groups):
+ * acc[p * 8 + j] += sum over those groups of scale * float(i32 sum of (n - 8) xq). */
 #ifdef __wasm_simd128__
 INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
-                      const int16_t *xq, const int32_t *xsum, size_t in, size_t group, float *acc, const int NP) {
+                      const int16_t *xq, const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group,
+                      float *acc, const int NP) {
     const v128_t low = wasm_i16x8_splat(15);
-    for (size_t g = 0; g < in / group; g++) {
+    for (size_t t = 0; t < n_groups; t++) {
+        const size_t g = groups[t];
         v128_t a[8];
         for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
         /* hot loop: one quad of inputs (two splatted pairs) against NP panels; nibbles widened to
@@ -167,9 +170,11 @@ INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_
 }
 #else
 INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
-                      const int16_t *xq, const int32_t *xsum, size_t in, size_t group, float *acc, const int NP) {
+                      const int16_t *xq, const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group,
+                      float *acc, const int NP) {
     int32_t s[32];
-    for (size_t g = 0; g < in / group; g++) {
+    for (size_t t = 0; t < n_groups; t++) {
+        const size_t g = groups[t];
         memset(s, 0, sizeof s);
         for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
             const uint8_t *p = w + k * stride;
@@ -189,12 +194,12 @@ KERNEL void q8_panel1(const uint8_t *w, size_t stride, const int16_t *xq, const 
     q8_panels(w, stride, xq, runs, n_runs, acc, 1);
 }
 KERNEL void q4_panels4(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
-                       const int32_t *xsum, size_t in, size_t group, float *acc) {
-    q4_panels(w, 64, scale, 32, xq, xsum, in, group, acc, 4);
+                       const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group, float *acc) {
+    q4_panels(w, 64, scale, 32, xq, xsum, groups, n_groups, group, acc, 4);
 }
 KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
-                      const int32_t *xsum, size_t in, size_t group, float *acc) {
-    q4_panels(w, stride, scale, sstride, xq, xsum, in, group, acc, 1);
+                      const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group, float *acc) {
+    q4_panels(w, stride, scale, sstride, xq, xsum, groups, n_groups, group, acc, 1);
 }
 
 /* Q4 in the file's layout (any in): block by block along each output's row. */
@@ -242,7 +247,7 @@ MLRT_SMALL static void store_scaled(const float *acc8, float mul, const float *b
 }
 
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once, the panels
- * of a smaller (last) band one by one. */
+ * of a smaller (last) band one by one. runs: Q8 runs of nonzero pairs, Q4 nonzero groups. */
 MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
                                   size_t n_runs, float mul, float *y) {
     const size_t in = l->in_q, groups = in / l->group;
@@ -257,8 +262,8 @@ MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const 
         } else {
             const uint8_t *w = l->q + o0 * in / 2;
             const float *sc = l->qscale + o0 * groups;
-            if (np == 4) q4_panels4(w, stride, sc, 8 * np, xq, xsum, in, l->group, acc);
-            else for (size_t p = 0; p < np; p++) q4_panel1(w + 16 * p, stride, sc + 8 * p, 8 * np, xq, xsum, in, l->group, acc + 8 * p);
+            if (np == 4) q4_panels4(w, stride, sc, 8 * np, xq, xsum, runs, n_runs, l->group, acc);
+            else for (size_t p = 0; p < np; p++) q4_panel1(w + 16 * p, stride, sc + 8 * p, 8 * np, xq, xsum, runs, n_runs, l->group, acc + 8 * p);
         }
         store_scaled(acc, mul, l->b + o0, y + o0, l->out - o0 < 32 ? l->out - o0 : 32);
     }
@@ -274,11 +279,13 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             continue;
         }
         size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / 2, nz) : 0;
-        if (l->wq == MLRT_WQ_Q4)
-            for (size_t g = 0; g < l->in / l->group; g++) {
-                int32_t s = 0;
-                for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i];
+        if (l->wq == MLRT_WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
+            for (uint32_t g = 0; g < l->in / l->group; g++) {
+                int32_t s = 0, any = 0;
+                for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i], any |= xq[i];
                 xsum[g] = s;
+                nz[n_runs] = g;
+                n_runs += any != 0;
             }
         if (l->wq == MLRT_WQ_Q4_ROWS) {
             q4_rows(l, xq, yr);
