@@ -8,7 +8,7 @@
  * At run time each activation row is quantized once per layer to int16 (symmetric:
  * xs = max|x| / 32767, xq = round(x / xs)), and every output is an integer dot product
  * (i32x4.dot_i16x8_s: 8 multiply-adds per instruction) scaled once in f32:
- *   Q8       y[o] = (qs * xs) * sum_g float(sum_{i in g} q[o][i] xq[i])           groups of 256 inputs
+ *   Q8       y[o] = (qs * xs) * sum_g float(sum_{i in g} q[o][i] xq[i])           groups of <= 256 inputs
  *   Q4       y[o] = xs * sum_g scale[o][g] * float(sum_{i in g} (n[o][i] - 8) xq[i])
  *                 = xs * sum_g scale[o][g] * float(sum n xq - 8 * xsum[g])       groups of gcd(in, 32)
  * The groups bound the i32 sums (no overflow for any `in`) and, for Q4, carry the block scale:
@@ -41,7 +41,7 @@
 
 /* xq[i] = round(x[i] * 32767 / max|x|) for i < n, 0 up to n_q. Returns the scale max|x| / 32767
  * (0 for an all-zero row), or NaN when the row holds a NaN or an infinity. */
-KERNEL float quantize_row(const float *x, size_t n, size_t n_q, int16_t *xq) {
+KERNEL double quantize_row(const float *x, size_t n, size_t n_q, int16_t *xq) {
     float amax = 0.0f;
     bool bad = false;
     size_t i = 0;
@@ -64,8 +64,15 @@ NO_VECTORIZE
         amax = a > amax ? a : amax;
     }
     if (bad || amax > 3.40282347e38f) { memset(xq, 0, n_q * sizeof *xq); return NAN; }
-    float inv = amax > 0.0f ? 32767.0f / amax : 0.0f;
     i = 0;
+    if (amax > 0.0f && amax < 0x1p-96f) { /* 32767 / amax would overflow f32: scale by 2^64 first (exact) */
+        float inv = 32767.0f / (amax * 0x1p64f);
+NO_VECTORIZE
+        for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * 0x1p64f * inv);
+        for (; i < n_q; i++) xq[i] = 0;
+        return (double)amax / 32767.0;
+    }
+    float inv = amax > 0.0f ? 32767.0f / amax : 0.0f;
 #ifdef __wasm_simd128__
     const v128_t vinv = wasm_f32x4_splat(inv);
     for (; i + 8 <= n; i += 8) { /* f32x4.nearest rounds half to even, as rintf does */
@@ -77,7 +84,7 @@ NO_VECTORIZE
 NO_VECTORIZE
     for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * inv); /* |x * inv| <= 32767 */
     for (; i < n_q; i++) xq[i] = 0;
-    return amax / 32767.0f;
+    return (double)amax / 32767.0;
 }
 
 /* ------------------------------------------------------------ integer kernels, one row */
@@ -203,7 +210,7 @@ KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_
 }
 
 /* Q4 in the file's layout (any in): block by block along each output's row. */
-KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
+MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
     const size_t in = l->in;
     for (size_t o = 0; o < l->out; o++) {
         size_t e = o * in, end = e + in;
@@ -226,7 +233,7 @@ KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
 /* The runs of nonzero input pairs of xq [2 * pairs] as [start, end) pairs into runs, each at most
  * MLRT_Q8_GROUP / 2 long (the i32 bound); returns their count. Dense rows make few long runs;
  * images with blank borders and ReLU outputs make many short ones and skip the zeros. */
-MLRT_SMALL static size_t nonzero_runs(const int16_t *xq, size_t pairs, uint32_t *runs) {
+MLRT_SMALL __attribute__((noinline)) static size_t nonzero_runs(const int16_t *xq, size_t pairs, uint32_t *runs) {
     size_t n = 0, budget = MLRT_Q8_GROUP / 2; /* pairs left in the current i32 sum */
     for (size_t k = 0; k < pairs;) {
         while (k < pairs && (xq[2 * k] | xq[2 * k + 1]) == 0) k++;
@@ -241,15 +248,16 @@ MLRT_SMALL static size_t nonzero_runs(const int16_t *xq, size_t pairs, uint32_t 
     return n;
 }
 
-/* y[o] = acc[o] * mul + b[o] for the panel's first n outputs. */
-MLRT_SMALL static void store_scaled(const float *acc8, float mul, const float *bias8, float *y, size_t n) {
-    for (size_t j = 0; j < n; j++) y[j] = acc8[j] * mul + bias8[j];
+/* y[o] = acc[o] * mul + b[o] for the first n outputs; mul (weight scale x activation scale) and
+ * the product in double: neither overflows unless the result does. */
+MLRT_SMALL static void store_scaled(const float *acc8, double mul, const float *bias8, float *y, size_t n) {
+    for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
 }
 
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once, the panels
  * of a smaller (last) band one by one. runs: Q8 runs of nonzero pairs, Q4 nonzero groups. */
 MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
-                                  size_t n_runs, float mul, float *y) {
+                                  size_t n_runs, double mul, float *y) {
     const size_t in = l->in_q, groups = in / l->group;
     float acc[4 * MLRT_PANEL];
     for (size_t o0 = 0; o0 < l->out; o0 += 32) {
@@ -273,7 +281,7 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
                         int16_t *xq, int32_t *xsum, uint32_t *nz) {
     for (size_t r = 0; r < rows; r++) {
         float *yr = y + r * y_stride;
-        float xs = quantize_row(x + r * x_stride, l->in, l->in_q, xq);
+        double xs = quantize_row(x + r * x_stride, l->in, l->in_q, xq);
         if (xs != xs) { /* a non-finite activation: make it reach the output check */
             for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
             continue;
@@ -291,7 +299,7 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             q4_rows(l, xq, yr);
             store_scaled(yr, xs, l->b, yr, l->out);
         } else {
-            panels_row(l, xq, xsum, nz, n_runs, l->wq == MLRT_WQ_Q8 ? l->qs * xs : xs, yr);
+            panels_row(l, xq, xsum, nz, n_runs, l->wq == MLRT_WQ_Q8 ? (double)l->qs * xs : xs, yr);
         }
         mlrt_activate(l->act, yr, l->out);
     }
