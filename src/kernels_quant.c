@@ -130,15 +130,17 @@ INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const 
 #else
 INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs,
                       float *acc, const int NP) {
-    int32_t s[32] = {0};
-    for (size_t r = 0; r < n_runs; r++) {
-        for (size_t k = runs[2 * r]; k < (runs[2 * r + 1] & ~RUN_FLUSH); k++) {
-            const int8_t *p = (const int8_t *)w + k * stride;
-            int32_t x0 = xq[2 * k], x1 = xq[2 * k + 1];
-            for (int j = 0; j < 8 * NP; j++) s[j] += p[2 * j] * x0 + p[2 * j + 1] * x1;
+    for (int p = 0; p < NP; p++) { /* a panel at a time: its 8 sums stay in registers */
+        int32_t s[8] = {0};
+        for (size_t r = 0; r < n_runs; r++) {
+            for (size_t k = runs[2 * r]; k < (runs[2 * r + 1] & ~RUN_FLUSH); k++) {
+                const int8_t *q = (const int8_t *)w + k * stride + 16 * p;
+                int32_t x0 = xq[2 * k], x1 = xq[2 * k + 1];
+                for (int j = 0; j < 8; j++) s[j] += q[2 * j] * x0 + q[2 * j + 1] * x1;
+            }
+            if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
+            for (int j = 0; j < 8; j++) acc[8 * p + j] += (float)s[j], s[j] = 0;
         }
-        if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
-        for (int j = 0; j < 8 * NP; j++) acc[j] += (float)s[j], s[j] = 0;
     }
 }
 #endif
@@ -179,17 +181,18 @@ INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_
 INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
                       const int16_t *xq, const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group,
                       float *acc, const int NP) {
-    int32_t s[32];
-    for (size_t t = 0; t < n_groups; t++) {
-        const size_t g = groups[t];
-        memset(s, 0, sizeof s);
-        for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
-            const uint8_t *p = w + k * stride;
-            const int16_t *x = xq + 4 * k;
-            for (int j = 0; j < 8 * NP; j++)
-                s[j] += (p[2 * j] & 15) * x[0] + (p[2 * j + 1] & 15) * x[1] + (p[2 * j] >> 4) * x[2] + (p[2 * j + 1] >> 4) * x[3];
+    for (int p = 0; p < NP; p++) { /* a panel at a time: its 8 sums stay in registers */
+        for (size_t t = 0; t < n_groups; t++) {
+            const size_t g = groups[t];
+            int32_t s[8] = {0};
+            for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
+                const uint8_t *q = w + k * stride + 16 * p;
+                const int16_t *x = xq + 4 * k;
+                for (int j = 0; j < 8; j++)
+                    s[j] += (q[2 * j] & 15) * x[0] + (q[2 * j + 1] & 15) * x[1] + (q[2 * j] >> 4) * x[2] + (q[2 * j + 1] >> 4) * x[3];
+            }
+            for (int j = 0; j < 8; j++) acc[8 * p + j] += (float)(s[j] - 8 * xsum[g]) * scale[g * sstride + 8 * p + j];
         }
-        for (int j = 0; j < 8 * NP; j++) acc[j] += (float)(s[j] - 8 * xsum[g]) * scale[g * sstride + j];
     }
 }
 #endif
