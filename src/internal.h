@@ -232,8 +232,9 @@ void mlrt_activate(mlrt_activation act, float *y, size_t n);
  * refuses non-finite scales, naming the tensor and the block. */
 mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
                             mlrt_error *err);
-/* Dequantizes n elements of an APR_Q8 / APR_Q4 tensor (x = q * scale) into out; refuses other
- * dtypes and non-finite scales, naming the tensor (and the block). For biases. */
+/* Dequantizes n elements of an APR_Q8 / APR_Q4 tensor (x = q * scale) or a GGUF Q4_K / Q6_K one
+ * into out; refuses non-finite scales, naming the tensor (and the block). For biases, and for
+ * k-quant weights, which run as f32. */
 mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
                                   const char *name, mlrt_error *err);
 /* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */

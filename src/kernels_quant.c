@@ -65,24 +65,20 @@ NO_VECTORIZE
     }
     if (bad || amax > 3.40282347e38f) { memset(xq, 0, n_q * sizeof *xq); return NAN; }
     i = 0;
-    if (amax > 0.0f && amax < 0x1p-96f) { /* 32767 / amax would overflow f32: scale by 2^64 first (exact) */
-        float inv = 32767.0f / (amax * 0x1p64f);
-NO_VECTORIZE
-        for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * 0x1p64f * inv);
-        for (; i < n_q; i++) xq[i] = 0;
-        return (double)amax / 32767.0;
-    }
-    float inv = amax > 0.0f ? 32767.0f / amax : 0.0f;
+    const float pre = amax < 0x1p-96f ? 0x1p64f : 1.0f; /* else 32767 / amax overflows f32; x * pre is exact */
+    const float inv = amax > 0.0f ? 32767.0f / (amax * pre) : 0.0f;
 #ifdef __wasm_simd128__
-    const v128_t vinv = wasm_f32x4_splat(inv);
+    const v128_t vinv = wasm_f32x4_splat(inv), vpre = wasm_f32x4_splat(pre);
     for (; i + 8 <= n; i += 8) { /* f32x4.nearest rounds half to even, as rintf does */
-        v128_t a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(x + i), vinv)));
-        v128_t b = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_mul(wasm_v128_load(x + i + 4), vinv)));
+        v128_t a = wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i), vpre), vinv);
+        v128_t b = wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i + 4), vpre), vinv);
+        a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(a));
+        b = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(b));
         wasm_v128_store(xq + i, wasm_i16x8_narrow_i32x4(a, b));
     }
 #endif
 NO_VECTORIZE
-    for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * inv); /* |x * inv| <= 32767 */
+    for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * pre * inv); /* |x * pre * inv| <= 32767 */
     for (; i < n_q; i++) xq[i] = 0;
     return (double)amax / 32767.0;
 }

@@ -80,7 +80,7 @@ static bool all_finite(const float *v, size_t n) {
 }
 
 /* The bias as f32 (quantized biases dequantized: they are tiny); refuses non-finite values. */
-static mlrt_status pack_bias(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
+MLRT_SMALL static mlrt_status pack_bias(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
     if (!s->b) return MLRT_OK;
     if (mlrt_dtype_is_quantized(s->b_dtype)) {
         mlrt_status st = mlrt_quant_dequantize(s->b, s->b_dtype, s->out, d->b, fmt, s->b_name, err);
@@ -95,7 +95,7 @@ static mlrt_status pack_bias(const mlrt_dense_src *s, const char *fmt, mlrt_dens
 }
 
 /* Bytes of weights the model holds (packed weights and their scales; biases not counted). */
-static uint64_t weight_bytes(const mlrt_model *m) {
+MLRT_SMALL static uint64_t weight_bytes(const mlrt_model *m) {
     uint64_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) {
         const mlrt_dense *d = &m->layers[i];
@@ -113,9 +113,19 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
     d->out_padded = (s->out + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
     d->b = calloc(d->out_padded, sizeof(float));
     if (!d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
-    if (mlrt_dtype_is_quantized(s->w_dtype)) { /* stays quantized: [out][in] only (tensor files) */
+    if (s->w_dtype == MLRT_APR_Q8 || s->w_dtype == MLRT_APR_Q4) { /* stays quantized: [out][in] only (tensor files) */
         mlrt_status st = mlrt_quant_pack(d, s->w, s->w_dtype, fmt, s->name, err);
         return st ? st : pack_bias(s, fmt, d, err);
+    }
+    if (mlrt_dtype_is_quantized(s->w_dtype)) { /* GGUF k-quants: dequantized here, run as f32 */
+        float *f = malloc((size_t)s->in * s->out * sizeof(float));
+        if (!f) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
+        mlrt_status st = mlrt_quant_dequantize(s->w, s->w_dtype, (size_t)s->in * s->out, f, fmt, s->name, err);
+        mlrt_dense_src f32 = *s;
+        f32.w = (const uint8_t *)f, f32.w_dtype = MLRT_F32;
+        if (!st) free(d->b), st = pack_layer(&f32, fmt, d, err);
+        free(f);
+        return st;
     }
     d->w = calloc((size_t)d->out_padded * s->in, sizeof(float));
     if (!d->w) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
@@ -150,7 +160,7 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
     return pack_bias(s, fmt, d, err);
 }
 
-static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
+MLRT_SMALL static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
     mlrt_buf b = {0};
     mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu,\"layers\":[",
                     mlrt_format_name(m->format), mlrt_kind_name(m->kind), m->in_size, m->out_size,
@@ -169,7 +179,7 @@ static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
     return b.data;
 }
 
-mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
+MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
                              const mlrt_dense_src *src, uint32_t n_layers,
                              const mlrt_tensorset *ts, mlrt_error *err) {
     mlrt_model *m = calloc(1, sizeof *m);
@@ -256,7 +266,7 @@ mlrt_dtype mlrt_weight_dtype(const mlrt_model *m) { return m->dtype; }
 size_t mlrt_layer_count(const mlrt_model *m) { return m->n_layers; }
 const char *mlrt_model_info_json(const mlrt_model *m) { return m->info_json; }
 
-uint64_t mlrt_param_count(const mlrt_model *m) {
+MLRT_SMALL uint64_t mlrt_param_count(const mlrt_model *m) {
     uint64_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) n += (uint64_t)m->layers[i].in * m->layers[i].out + (m->layers[i].has_bias ? m->layers[i].out : 0);
     return n;

@@ -41,11 +41,58 @@ static mlrt_status check_scales(const uint8_t *src, mlrt_dtype dtype, size_t n, 
     return MLRT_OK;
 }
 
+/* ------------------------------------------------------------ GGUF k-quants (dequantized at load) */
+
+/* GGML's super-blocks of 256 elements (element order as llama.cpp's dequantize_row_*):
+ *   Q4_K  144 bytes: f16 d, f16 dmin, scales[12] (8 pairs of 6-bit scale and min), qs[128];
+ *         sub-block j of 32 (j = 0..7): x = d * sc[j] * nibble - dmin * m[j], the nibbles of
+ *         sub-blocks 2i and 2i+1 being the low and high halves of qs[32i .. 32i+32)
+ *   Q6_K  210 bytes: ql[128] low 4 bits, qh[64] high 2 bits, int8 scales[16], f16 d;
+ *         x = d * scales[e / 16] * (q - 32), q 6 bits, in two halves of 128 elements */
+static void q4k_scale_min(const uint8_t *sc, int j, int *scale, int *min) {
+    if (j < 4) {
+        *scale = sc[j] & 63, *min = sc[j + 4] & 63;
+    } else {
+        *scale = (sc[j + 4] & 15) | (sc[j - 4] >> 6) << 4;
+        *min = (sc[j + 4] >> 4) | (sc[j] >> 6) << 4;
+    }
+}
+
+static float q4k_element(const uint8_t *blk, size_t e) { /* e < 256 */
+    int j = (int)(e / 32), scale, min;
+    q4k_scale_min(blk + 4, j, &scale, &min);
+    uint8_t b = blk[16 + e / 64 * 32 + e % 32];
+    float d = mlrt_load_scalar(blk, MLRT_F16) * (float)scale, m = mlrt_load_scalar(blk + 2, MLRT_F16) * (float)min;
+    return d * (float)(j & 1 ? b >> 4 : b & 15) - m;
+}
+
+static float q6k_element(const uint8_t *blk, size_t e) { /* e < 256 */
+    size_t half = e / 128, l = e % 32, quarter = e % 128 / 32; /* quarters: ql low, ql+32 low, ql high, ql+32 high */
+    const uint8_t *ql = blk + 64 * half, *qh = blk + 128 + 32 * half;
+    int low = ql[l + 32 * (quarter & 1)] >> (4 * (quarter >> 1)) & 15, high = qh[l] >> (2 * quarter) & 3;
+    float d = mlrt_load_scalar(blk + 208, MLRT_F16);
+    return d * (float)(int8_t)blk[192 + 8 * half + l / 16 + 2 * quarter] * (float)((low | high << 4) - 32);
+}
+
+static mlrt_status dequantize_k(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
+                                const char *name, mlrt_error *err) {
+    const size_t bytes = dtype == MLRT_Q4_K ? 144 : 210;
+    for (size_t b = 0; b * 256 < n; b++) {
+        const uint8_t *blk = src + b * bytes;
+        float d = mlrt_load_scalar(blk + (dtype == MLRT_Q4_K ? 0 : 208), MLRT_F16);
+        float dmin = dtype == MLRT_Q4_K ? mlrt_load_scalar(blk + 2, MLRT_F16) : 0.0f;
+        if (!isfinite(d) || !isfinite(dmin))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' %s %s of super-block %zu is %s", fmt, name,
+                             mlrt_dtype_name(dtype), isfinite(d) ? "dmin" : "d", b, non_finite_name(isfinite(d) ? dmin : d));
+        for (size_t e = 0; e < 256 && b * 256 + e < n; e++)
+            out[b * 256 + e] = dtype == MLRT_Q4_K ? q4k_element(blk, e) : q6k_element(blk, e);
+    }
+    return MLRT_OK;
+}
+
 mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
                                   const char *name, mlrt_error *err) {
-    if (dtype != MLRT_APR_Q8 && dtype != MLRT_APR_Q4)
-        return mlrt_fail(err, MLRT_ERR_UNSUPPORTED, "%s: tensor '%s' is %s; mlrt runs APR_Q8 and APR_Q4 quantized tensors",
-                         fmt, name, mlrt_dtype_name(dtype));
+    if (dtype == MLRT_Q4_K || dtype == MLRT_Q6_K) return dequantize_k(src, dtype, n, out, fmt, name, err);
     mlrt_status st = check_scales(src, dtype, n, fmt, name, err);
     if (st) return st;
     if (dtype == MLRT_APR_Q8) {

@@ -243,13 +243,75 @@ test('malformed quantized tensors are refused at load with what and where', () =
   expectCode(assert, load([{ name: 'fc.weight', dtype: 'F32', shape: [160, 1], data: new Uint8Array(w.buffer) },
     { name: 'fc.bias', dtype: 'APR_Q4', shape: [160], data: withBytes(q4, 4 * 18, [0x00, 0x7e]) }]), 'NON_FINITE',
   "apr: tensor 'fc.bias' APR_Q4 scale of block 4 is NaN");
-  // GGUF k-quants: named and refused
-  expectCode(assert, load([{ name: 'fc.weight', dtype: 'Q6_K', shape: [1, 256], data: new Uint8Array(210) }]), 'UNSUPPORTED',
-    "apr: tensor 'fc.weight' is Q6_K (GGUF k-quant): mlrt runs APR_Q8 and APR_Q4 quantized weights only");
+  // GGUF k-quants: a non-finite super-block scale
+  expectCode(assert, load([{ name: 'fc.weight', dtype: 'Q6_K', shape: [1, 512], data: withBytes(new Uint8Array(420), 210 + 208, [0x00, 0xfc]) }]),
+    'NON_FINITE', "apr: tensor 'fc.weight' Q6_K d of super-block 1 is infinite");
   // a quantized bias dequantizes at load: a Q8 bias gives q * scale exactly
   const m = simdRt.loadFromBytes(aprV2({ metadata: { model_type: 'mlp', activations: 'identity' }, tensors: [
     { name: 'fc.weight', dtype: 'APR_Q8', shape: [2, 3], data: encQ8([1, 2, 3, -4, 5, -6]) },
     { name: 'fc.bias', dtype: 'APR_Q8', shape: [2], data: encQ8([0.5, -0.25]) }] }));
   assert.deepEqual(m.layerWeights(0).bias, dequant('APR_Q8', encQ8([0.5, -0.25]), 2));
   assert.equal(m.info.weightBytes, 8 * 4); // one panel of 8 outputs x 2 pairs of inputs (3 padded to 4)
+});
+
+// GGML's super-blocks, decoded here in llama.cpp's loop order (dequantize_row_q4_K / _q6_K)
+function decodeQ4K(b, n) {
+  const y = new Float32Array(Math.ceil(n / 256) * 256);
+  for (let blk = 0, off = 0; off < b.length; blk++, off += 144) {
+    const d = fromF16(b[off] | (b[off + 1] << 8)), dmin = fromF16(b[off + 2] | (b[off + 3] << 8)), sc = b.subarray(off + 4, off + 16);
+    const scaleMin = (j) => (j < 4 ? [sc[j] & 63, sc[j + 4] & 63]
+      : [(sc[j + 4] & 0xf) | ((sc[j - 4] >> 6) << 4), (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4)]);
+    let q = off + 16, at = blk * 256;
+    for (let j = 0, is = 0; j < 256; j += 64, is += 2, q += 32) {
+      const [s1, m1] = scaleMin(is), [s2, m2] = scaleMin(is + 1);
+      const d1 = f32(d * s1), mm1 = f32(dmin * m1), d2 = f32(d * s2), mm2 = f32(dmin * m2);
+      for (let l = 0; l < 32; l++) y[at + j + l] = f32(f32(d1 * (b[q + l] & 0xf)) - mm1);
+      for (let l = 0; l < 32; l++) y[at + j + 32 + l] = f32(f32(d2 * (b[q + l] >> 4)) - mm2);
+    }
+  }
+  return y.subarray(0, n);
+}
+function decodeQ6K(b, n) {
+  const y = new Float32Array(Math.ceil(n / 256) * 256);
+  for (let blk = 0, off = 0; off < b.length; blk++, off += 210) {
+    const d = fromF16(b[off + 208] | (b[off + 209] << 8));
+    let ql = off, qh = off + 128, sc = off + 192, at = blk * 256;
+    for (let half = 0; half < 2; half++, ql += 64, qh += 32, sc += 8, at += 128) {
+      for (let l = 0; l < 32; l++) {
+        const is = l >> 4, s = (k) => (b[sc + is + k] << 24) >> 24;
+        const q1 = ((b[ql + l] & 0xf) | (((b[qh + l] >> 0) & 3) << 4)) - 32;
+        const q2 = ((b[ql + l + 32] & 0xf) | (((b[qh + l] >> 2) & 3) << 4)) - 32;
+        const q3 = ((b[ql + l] >> 4) | (((b[qh + l] >> 4) & 3) << 4)) - 32;
+        const q4 = ((b[ql + l + 32] >> 4) | (((b[qh + l] >> 6) & 3) << 4)) - 32;
+        y[at + l] = f32(f32(d * s(0)) * q1);
+        y[at + l + 32] = f32(f32(d * s(2)) * q2);
+        y[at + l + 64] = f32(f32(d * s(4)) * q3);
+        y[at + l + 96] = f32(f32(d * s(6)) * q4);
+      }
+    }
+  }
+  return y.subarray(0, n);
+}
+
+test('GGUF Q4_K / Q6_K weights are dequantized at load (llama.cpp element order) and run as f32', () => {
+  const rand = rng(7);
+  for (const [dtype, bytes, decode] of [['Q4_K', 144, decodeQ4K], ['Q6_K', 210, decodeQ6K]]) {
+    const [outputs, inputs] = [3, 150]; // 450 elements: the second super-block is partly used
+    const data = Uint8Array.from({ length: 2 * bytes }, () => Math.floor(rand() * 256));
+    for (let blk = 0; blk < 2; blk++) { // finite, moderate super-block scales
+      if (dtype === 'Q4_K') { data[blk * 144 + 1] = 0x3c; data[blk * 144 + 3] = 0x38; } else data[blk * 210 + 209] = 0x24;
+    }
+    const file = aprV2({ metadata: { model_type: 'mlp', activations: 'identity' }, tensors: [{ name: 'fc.weight', dtype, shape: [outputs, inputs], data }] });
+    const want = decode(data, outputs * inputs);
+    const x = Float32Array.from({ length: inputs }, () => f32(rand() * 2 - 1));
+    for (const rt of [simdRt, scalarRt]) {
+      const m = rt.loadFromBytes(file);
+      assert.equal(m.info.dtype, dtype);
+      assert.equal(m.info.weightBytes, 8 * inputs * 4, 'held as f32 (one panel of 8 outputs)');
+      assert.deepEqual(m.layerWeights(0).weight, want, `${dtype} layerWeights`);
+      const y = m.predict(x), ref = forward([{ w: want, b: null, in: inputs, out: outputs, act: 'identity' }], x);
+      for (let o = 0; o < outputs; o++) assert.ok(Math.abs(y[o] - ref[o]) <= 1e-4 * (1 + Math.abs(ref[o])), `${dtype} output ${o}`);
+      m.dispose();
+    }
+  }
 });

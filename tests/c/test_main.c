@@ -1473,6 +1473,7 @@ static const test_case TESTS[] = {
     T(test_quant_extreme_values),
     T(test_quant_models_from_files),
     T(test_quant_malformed),
+    T(test_quant_gguf_k_quants),
 };
 
 static int g_passed, g_failed;

@@ -364,10 +364,59 @@ static void test_quant_malformed(void) {
     APR_FAILS(v2_file("{}", short8, 1), MLRT_ERR_SIZE_MISMATCH, "'fc1.weight' is APR_Q8 with 160 elements (164 bytes) but its size is 163");
     long4[0].shape[1] = 41; /* 164 elements need 6 blocks = 108 bytes */
     APR_FAILS(v2_file("{}", long4, 1), MLRT_ERR_SIZE_MISMATCH, "'fc1.weight' is APR_Q4 with 164 elements (108 bytes) but its size is 90");
-    /* GGUF k-quants are named and refused */
+    /* GGUF k-quants with a non-finite super-block scale */
     static const uint8_t zeros[1024] = {0};
-    v2t qk[1] = {{"fc1.weight", 12, 2, {1, 256}, zeros, 144}};
-    APR_FAILS(v2_file("{}", qk, 1), MLRT_ERR_UNSUPPORTED, "tensor 'fc1.weight' is Q4_K (GGUF k-quant)");
-    v2t q6[2] = {{"fc1.bias", 14, 1, {256}, zeros, 210}, {"fc1.weight", 0, 2, {256, 1}, zeros, 1024}};
-    APR_FAILS(v2_file("{}", q6, 2), MLRT_ERR_UNSUPPORTED, "tensor 'fc1.bias' is Q6_K (GGUF k-quant)");
+    uint8_t qk[288] = {0};
+    qk[144 + 2] = 0x00, qk[144 + 3] = 0x7c; /* super-block 1: dmin = inf */
+    v2t k4[1] = {{"fc1.weight", 12, 2, {2, 200}, qk, 288}};
+    APR_FAILS(v2_file("{}", k4, 1), MLRT_ERR_NON_FINITE, "tensor 'fc1.weight' Q4_K dmin of super-block 1 is infinite");
+    uint8_t q6[210] = {0};
+    q6[208] = 0x01, q6[209] = 0xfc; /* d = NaN */
+    v2t k6[2] = {{"fc1.bias", 14, 1, {256}, q6, 210}, {"fc1.weight", 0, 2, {256, 1}, zeros, 1024}};
+    APR_FAILS(v2_file("{}", k6, 2), MLRT_ERR_NON_FINITE, "tensor 'fc1.bias' Q6_K d of super-block 0 is NaN");
+}
+
+/* GGUF Q4_K / Q6_K: dequantized at load (GGML's element order), then run as f32. */
+static void test_quant_gguf_k_quants(void) {
+    rng_seed(31);
+    uint8_t k4[288], k6[420];
+    for (size_t i = 0; i < sizeof k4; i++) k4[i] = (uint8_t)rng_u32();
+    for (size_t i = 0; i < sizeof k6; i++) k6[i] = (uint8_t)rng_u32();
+    for (int b = 0; b < 2; b++) { /* finite, moderate super-block scales */
+        k4[b * 144 + 1] = 0x3c, k4[b * 144 + 3] = 0x38; /* d in [1, 2), dmin in [0.5, 1) */
+        k6[b * 210 + 209] = 0x24;                        /* d ~ 2^-6 */
+    }
+    /* hand-decoded elements of super-block 0 (llama.cpp's dequantize_row_q4_K / _q6_K, by hand) */
+    float d4 = t_f16_value((uint16_t)(k4[0] | k4[1] << 8)), m4 = t_f16_value((uint16_t)(k4[2] | k4[3] << 8));
+    const uint8_t *sc = k4 + 4;
+    float want4[4] = {   /* elements 0 (sub-block 0, low nibble of qs[0]), 33 (1, high of qs[1]), 200 (6, low of qs[104]), 255 (7, high of qs[127]) */
+        d4 * (float)(sc[0] & 63) * (float)(k4[16] & 15) - m4 * (float)(sc[4] & 63),
+        d4 * (float)(sc[1] & 63) * (float)(k4[17] >> 4) - m4 * (float)(sc[5] & 63),
+        d4 * (float)((sc[10] & 15) | (sc[2] >> 6) << 4) * (float)(k4[16 + 104] & 15) - m4 * (float)((sc[10] >> 4) | (sc[6] >> 6) << 4),
+        d4 * (float)((sc[11] & 15) | (sc[3] >> 6) << 4) * (float)(k4[16 + 127] >> 4) - m4 * (float)((sc[11] >> 4) | (sc[7] >> 6) << 4)};
+    float d6 = t_f16_value((uint16_t)(k6[208] | k6[209] << 8));
+    float want6[3] = {   /* elements 0 (ql[0] low, qh[0] bits 0-1, scale 0), 100 (ql[36] high, qh[4] bits 6-7, scale 6), 250 (ql[90] high, qh[58] bits 6-7, scale 15) */
+        d6 * (float)(int8_t)k6[192] * (float)(((k6[0] & 15) | (k6[128] & 3) << 4) - 32),
+        d6 * (float)(int8_t)k6[192 + 6] * (float)(((k6[36] >> 4) | (k6[128 + 4] >> 6 & 3) << 4) - 32),
+        d6 * (float)(int8_t)k6[192 + 15] * (float)(((k6[64 + 26 + 32] >> 4) | (k6[128 + 32 + 26] >> 6 & 3) << 4) - 32)};
+    v2t t4[1] = {{"fc.weight", 12, 2, {2, 150}, k4, 288}}, t6[1] = {{"fc.weight", 14, 2, {2, 150}, k6, 420}};
+    mlrt_model *m4m = LOAD_OK(v2_file("{\"activations\":\"identity\"}", t4, 1));
+    mlrt_model *m6m = LOAD_OK(v2_file("{\"activations\":\"identity\"}", t6, 1));
+    if (!m4m || !m6m) return;
+    float *w = tmalloc(300 * sizeof(float));
+    mlrt_error e;
+    CHECK_INT(mlrt_weight_dtype(m4m), MLRT_Q4_K);
+    CHECK_INT(mlrt_layer_weights(m4m, 0, w, NULL, &e), MLRT_OK);
+    CHECK_BITS(w[0], want4[0]);
+    CHECK_BITS(w[33], want4[1]);
+    CHECK_BITS(w[200], want4[2]);
+    CHECK_BITS(w[255], want4[3]);
+    CHECK_CONTAINS(mlrt_model_info_json(m4m), "\"dtype\":\"Q4_K\",\"params\":300,\"weightBytes\":4800,"); /* as f32: 8 x 150 x 4 (a panel of 8 outputs) */
+    CHECK_INT(mlrt_layer_weights(m6m, 0, w, NULL, &e), MLRT_OK);
+    CHECK_BITS(w[0], want6[0]);
+    CHECK_BITS(w[100], want6[1]);
+    CHECK_BITS(w[250], want6[2]);
+    float x[150], y[2];
+    for (int i = 0; i < 150; i++) x[i] = 1;
+    CHECK_INT(mlrt_predict(m6m, x, y, &e), MLRT_OK);
 }
