@@ -168,8 +168,8 @@ test('MNIST Q8/Q4: predictions match a float64 reference of the dequantized weig
       if (i < 20) assert.deepEqual(simd.predict(digits.images.subarray(i * 784, (i + 1) * 784)), a.subarray(i * 10, i * 10 + 10));
     }
     // int16 activations: |Δp| stays far below what could flip a confident digit
-    assert.ok(maxRef <= 2e-3, `${dtype}: max |Δp| vs the float64 reference ${maxRef}`);
-    assert.ok(argmaxDiffs <= 1, `${dtype}: argmax differs from the reference on ${argmaxDiffs} digits`);
+    assert.ok(maxRef <= 5e-4, `${dtype}: max |Δp| vs the float64 reference ${maxRef}`); // measured: ~6e-5
+    assert.equal(argmaxDiffs, 0, `${dtype}: argmax differs from the reference on ${argmaxDiffs} digits`);
     assert.ok(maxBuild <= 1e-5, `${dtype}: SIMD vs scalar max |Δp| ${maxBuild}`);
     assert.deepEqual(a, b, `${dtype}: SIMD and scalar builds give the same bits (exact integer sums)`);
     for (let l = 0; l < 2; l++) assert.deepEqual(simd.layerWeights(l).weight, layers[l].w, `${dtype} layerWeights(${l})`);
