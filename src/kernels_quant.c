@@ -7,17 +7,20 @@
  *
  * At run time each activation row is quantized once per layer to int16 (symmetric:
  * xs = max|x| / 32767, xq = round(x / xs)), and every output is an integer dot product
- * (i32x4.dot_i16x8_s: 8 multiply-adds per instruction) scaled once in f32:
+ * (i32x4.dot_i16x8_s: 8 multiply-adds per instruction) scaled once (scales multiplied in double):
  *   Q8       y[o] = (qs * xs) * sum_g float(sum_{i in g} q[o][i] xq[i])           groups of <= 256 inputs
  *   Q4       y[o] = xs * sum_g scale[o][g] * float(sum_{i in g} (n[o][i] - 8) xq[i])
  *                 = xs * sum_g scale[o][g] * float(sum n xq - 8 * xsum[g])       groups of gcd(in, 32)
  * The groups bound the i32 sums (no overflow for any `in`) and, for Q4, carry the block scale:
  * a file block of 32 elements may straddle two rows when in % 32 != 0, but a run of gcd(in, 32)
  * elements starting at a row offset that is a multiple of it never does.
- * Weights are packed in panels of 8 outputs like the f32 kernels (kernels_dense.c):
- *   Q8  [panel][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair)
- *   Q4  [panel][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad)
+ * Weights are packed in panels of 8 outputs like the f32 kernels (kernels_dense.c), interleaved in
+ * bands of up to 4 panels (32 outputs) so that one pointer walks a band (internal.h, mlrt_q*_at):
+ *   Q8  [band][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair and panel)
+ *   Q4  [band][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad and panel)
  * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT_WQ_Q4_ROWS): a plain loop, slower.
+ * Zero inputs add exactly 0 to integer sums: the kernels walk only a row's runs of nonzero input
+ * pairs (Q8) or its groups holding a nonzero input (Q4) — blank image borders, ReLU zeros.
  * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
  * exact and the f32 steps are the same, both builds give the same bits. */
 #include "internal.h"
