@@ -7,7 +7,7 @@ NODE  ?= node
 FUZZ_SECONDS ?= 60
 
 CORE = src/util.c src/tensorset.c src/json.c src/safetensors.c src/bintensors.c src/bin.c \
-       src/model.c src/kernels_dense.c src/recognize.c src/load.c \
+       src/model.c src/kernels_dense.c src/kernels_quant.c src/quant_pack.c src/recognize.c src/load.c \
        src/crc32.c src/lz4.c src/zstd.c src/msgpack.c src/apr_v1.c src/apr_v2.c
 HDRS = src/mlrt.h src/internal.h src/json.h src/decompress.h src/msgpack.h
 
@@ -57,7 +57,7 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
-WASM_SMALL = util tensorset json safetensors bintensors bin recognize load msgpack apr_v1 apr_v2 wasm_api
+WASM_SMALL = util tensorset json safetensors bintensors bin recognize load msgpack apr_v1 apr_v2 wasm_api quant_pack
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Os -std=c11
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
@@ -86,7 +86,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/harness.h $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 

@@ -43,6 +43,7 @@ async function main() {
     return { maxRssKB: process.resourceUsage().maxRSS };
   }
   if (mode === 'limits') return (await import('./limits.mjs')).measureLimits(opts);
+  if (mode === 'quant') return await quant(opts);
 
   const { byId } = await import('./runtimes/index.mjs');
   const { makeInputs, DIMS } = await import('./weights.mjs');
@@ -165,6 +166,70 @@ async function measure(rt, modelBytes, makeInputs, DIMS) {
   }
   res.sink = sink;
   await h.dispose();
+  return res;
+}
+
+// Quantized inference (mode 'quant'): the trainer's MNIST MLP as f32 (SafeTensors), APR_Q8 and
+// APR_Q4 (.apr v2, quantized here by bench/quant.mjs), all in this one process and one runtime
+// build (opts.simd), measured one after the other with the same inputs: single-sample latency on
+// held-out digits (and on dense random inputs: the digits' zero pixels let the Q8 kernel skip
+// work), batch-1000 throughput on the 1,000 held-out digits, weight bytes, accuracy.
+async function quant(opts) {
+  const { createRuntime } = await import('../wasm/mlrt.mjs');
+  const { loadSplit } = await import('../tools/mnist-split.mjs');
+  const { quantizedApr } = await import('./quant.mjs');
+  const { makeInputs } = await import('./weights.mjs');
+  const { readSafetensors } = await import('../tests/helpers.mjs');
+  const stBytes = readModel(opts.model);
+  const st = readSafetensors(stBytes);
+  const tensors = Object.fromEntries(Object.entries(st).map(([k, t]) => [k, { shape: t.shape,
+    values: new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length)) }]));
+  const files = { F32: stBytes, APR_Q8: quantizedApr(tensors, 'APR_Q8'), APR_Q4: quantizedApr(tensors, 'APR_Q4') };
+  const digits = loadSplit('test');
+  const rt = await createRuntime({ simd: opts.simd });
+  const dense = makeInputs(64);
+  const I = 784;
+  const latency = (m, pool) => {
+    const xs = Array.from({ length: 64 }, (_, s) => pool.subarray(s * I, (s + 1) * I));
+    const { warmup, warmupMs, iters } = opts.latency;
+    let sink = 0;
+    const tw = now();
+    for (let k = 0; k < warmup || now() - tw < warmupMs; k++) sink += m.predict(xs[k & 63])[0];
+    const t = new Float64Array(iters);
+    for (let k = 0; k < iters; k++) {
+      const t0 = now();
+      sink += m.predict(xs[k & 63])[0];
+      t[k] = now() - t0;
+    }
+    t.sort();
+    return { median: 1000 * (t[(iters - 1) >> 1] + t[iters >> 1]) / 2, p99: 1000 * t[Math.ceil(0.99 * iters) - 1], sink };
+  };
+  const res = { build: rt.build, models: {} };
+  for (const [dtype, bytes] of Object.entries(files)) {
+    const m = rt.loadFromBytes(bytes);
+    const out = m.predictBatch(digits.images, digits.n);
+    let correct = 0;
+    for (let i = 0; i < digits.n; i++) {
+      let best = 0;
+      for (let o = 1; o < 10; o++) if (out[i * 10 + o] > out[i * 10 + best]) best = o;
+      if (best === digits.labels[i]) correct++;
+    }
+    const lat = latency(m, digits.images.subarray(0, 64 * I));
+    const latDense = latency(m, dense);
+    const tw = now();
+    for (let k = 0; k < 1 || now() - tw < opts.throughput.warmupMs; k++) m.predictBatch(digits.images, digits.n);
+    const rates = [];
+    for (let r = 0; r < opts.throughput.rounds; r++) {
+      let calls = 0;
+      const t0 = now();
+      do { m.predictBatch(digits.images, digits.n); calls++; } while (now() - t0 < opts.throughput.roundMs);
+      rates.push((calls * digits.n) / ((now() - t0) / 1000));
+    }
+    rates.sort((a, b) => a - b);
+    res.models[dtype] = { info: { dtype: m.info.dtype, weightBytes: m.info.weightBytes }, accuracy: correct / digits.n,
+      latencyUs: lat, latencyDenseUs: latDense, batch1000: rates[rates.length >> 1], fileBytes: bytes.length };
+    m.dispose();
+  }
   return res;
 }
 

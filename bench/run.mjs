@@ -227,6 +227,19 @@ async function main() {
     }
   }
 
+  // Quantized inference on the trainer's MNIST model: f32 / APR_Q8 / APR_Q4 in one process per build.
+  results.quant = {};
+  const mnistModel = path.join(REPO, 'build/models/mnist-mlp.safetensors');
+  for (const [id, simd] of [['mlrt-simd', true], ['mlrt-scalar', false]]) {
+    if (ONLY && !ONLY.includes(id)) continue;
+    if (!existsSync(mnistModel)) { results.quant[id] = { error: 'build/models/mnist-mlp.safetensors not built (make)' }; continue; }
+    log(`bench: quantized MNIST MLP (${id})`);
+    const quantLatency = QUICK ? CFG.latency : { ...CFG.latency, warmupMs: 500 };
+    const r = await runChild('quant', null, { simd, model: mnistModel, latency: quantLatency, throughput: CFG.throughput }, { timeoutMs: 300_000 });
+    if (r.error) log(`    error: ${firstLine(r.error)}`);
+    results.quant[id] = r;
+  }
+
   // Correctness: argmax agreement and max |Δp| against the float64 reference.
   const refArg = Array.from({ length: CFG.checkInputs }, (_, s) => argmax(ref, s * DIMS.output));
   for (const R of Object.values(results.runtimes)) {
@@ -353,6 +366,8 @@ function render(res, runtimes) {
   }
   if (notes.length) { lines.push('Notes:'); lines.push(...notes); lines.push(''); }
 
+  lines.push(...renderQuant(res));
+
   // Argmax agreement.
   const ok = cols.filter((R) => R.correct);
   const n = res.meta.config.checkInputs;
@@ -418,6 +433,53 @@ function render(res, runtimes) {
   lines.push('');
   lines.push(`(${fmt(res.elapsedSec, 1)} s total)`);
   return lines.join('\n');
+}
+
+// The quantized-inference table: one column per build and weight type, all from one run.
+function renderQuant(res) {
+  const q = res.quant ?? {};
+  const cols = [];
+  for (const [id, build] of [['mlrt-simd', 'SIMD'], ['mlrt-scalar', 'scalar']]) {
+    if (!q[id]) continue;
+    for (const dtype of ['F32', 'APR_Q8', 'APR_Q4']) cols.push({ label: `${dtype === 'F32' ? 'f32' : dtype.slice(4)} ${build}`, r: q[id], dtype });
+  }
+  if (!cols.length) return [];
+  const esc = (s) => String(s).replace(/\|/g, '\\|');
+  const get = (c, f) => {
+    if (c.r.error) return 'error';
+    const m = c.r.models?.[c.dtype];
+    if (!m) return 'error';
+    const v = f(m, c.r.models.F32);
+    return v ?? '';
+  };
+  const rows = [
+    ['latency median, µs (1 held-out digit)', (m) => fmt(m.latencyUs.median)],
+    ['latency p99, µs', (m) => fmt(m.latencyUs.p99)],
+    ['latency ÷ f32 latency (same build, same run)', (m, f) => fmt(m.latencyUs.median / f.latencyUs.median, 2)],
+    ['latency median, µs (1 dense random input)', (m) => fmt(m.latencyDenseUs.median)],
+    ['latency ÷ f32, dense random input', (m, f) => fmt(m.latencyDenseUs.median / f.latencyDenseUs.median, 2)],
+    ['throughput batch 1000 (held-out digits), samples/s', (m) => fmtInt(m.batch1000)],
+    ['weight bytes in memory (info.weightBytes)', (m, f) => `${fmtInt(m.info.weightBytes)} (${fmt(m.info.weightBytes / f.info.weightBytes, 3)}×)`],
+    ['model file bytes', (m) => fmtInt(m.fileBytes)],
+    ['accuracy, 1,000 held-out digits (%)', (m, f) => `${fmt(100 * m.accuracy, 1)}${m === f ? '' : ` (${m.accuracy >= f.accuracy ? '+' : ''}${fmt(100 * (m.accuracy - f.accuracy), 1)})`}`],
+  ];
+  const header = ['metric', ...cols.map((c) => c.label)];
+  const out = ['', `## quantized inference — the trainer's MNIST MLP 784→512→10: f32 vs .apr v2 APR_Q8 / APR_Q4, one process per build`, ''];
+  out.push(`| ${header.map(esc).join(' | ')} |`);
+  out.push(`|${header.map((_, i) => (i === 0 ? ':---' : '---:')).join('|')}|`);
+  for (const [name, f] of rows) out.push(`| ${[name, ...cols.map((c) => get(c, f))].map(esc).join(' | ')} |`);
+  out.push('');
+  const s = q['mlrt-simd']?.models;
+  if (s?.APR_Q8 && s?.F32) {
+    const ratio = s.APR_Q8.latencyUs.median / s.F32.latencyUs.median;
+    const dAcc8 = 100 * Math.abs(s.APR_Q8.accuracy - s.F32.accuracy), dAcc4 = s.APR_Q4 ? 100 * Math.abs(s.APR_Q4.accuracy - s.F32.accuracy) : NaN;
+    out.push('Quantized targets (mlrt SIMD, this run):');
+    out.push(`- [${ratio <= 0.5 ? 'PASS' : 'FAIL'}] Q8 ÷ f32 single-sample latency (held-out digits): ${fmt(ratio, 3)} (target ≤ 0.5); on dense random inputs: ${fmt(s.APR_Q8.latencyDenseUs.median / s.F32.latencyDenseUs.median, 3)} (info: no zero input pairs to skip)`);
+    out.push(`- [${dAcc8 <= 0.5 ? 'PASS' : 'FAIL'}] Q8 accuracy within 0.5 points of f32: ${fmt(dAcc8, 1)} points`);
+    out.push(`- [${dAcc4 <= 1.5 ? 'PASS' : 'FAIL'}] Q4 accuracy within 1.5 points of f32: ${fmt(dAcc4, 1)} points`);
+    out.push('');
+  }
+  return out;
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -15,6 +15,13 @@
 #define MLRT_MAX_LAYERS      64
 #define MLRT_MAX_JSON_DEPTH  64
 
+/* Functions that run once per load or per call, not per element, in files built at -O3: for size. */
+#if defined(__clang__)
+#define MLRT_SMALL __attribute__((minsize))
+#else
+#define MLRT_SMALL
+#endif
+
 /* ---- errors ---- */
 /* Sets err (may be NULL) to code + a printf-style message; returns code.
  * Supports %s %d %u %ld %lu %lld %llu %zu %x %c and %.*s (int, const char*); %u and %x take a
@@ -101,14 +108,52 @@ mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts,
 mlrt_status mlrt_read_apr_v2(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
 
 /* ---- models ---- */
+/* How a dense layer holds its weights (mlrt_dense.wq). */
+typedef enum mlrt_wq {
+    MLRT_WQ_F32 = 0,   /* w: f32 panels */
+    MLRT_WQ_Q8,        /* q: i8 panels of input pairs, one scale for the tensor (APR_Q8) */
+    MLRT_WQ_Q4,        /* q: 4-bit panels of input quads, a scale per output per group (APR_Q4, in % 4 == 0) */
+    MLRT_WQ_Q4_ROWS    /* q: the file's 4-bit blocks as they are, a scale per block (APR_Q4, any in) */
+} mlrt_wq;
+
+#define MLRT_Q8_GROUP 256  /* Q8 inputs per i32 partial sum: 256 x 32767 x 128 < 2^31 */
+
 typedef struct mlrt_dense {
     uint32_t in, out;               /* weight is [out][in] logically */
     uint32_t out_padded;            /* out rounded up to MLRT_PANEL */
-    float *w;                       /* packed: [out_padded / MLRT_PANEL][in][MLRT_PANEL] */
+    float *w;                       /* f32: packed [out_padded / MLRT_PANEL][in][MLRT_PANEL]; NULL when quantized */
     float *b;                       /* [out_padded], zero past out (and all zero without bias) */
     bool has_bias;
     mlrt_activation act;
+    /* quantized weights (kernels_quant.c); wq == MLRT_WQ_F32 leaves them unused */
+    mlrt_wq wq;
+    uint32_t in_q;                  /* in rounded up to the packing unit: 2 (Q8), 4 (Q4); in (Q4 rows) */
+    uint32_t group;                 /* inputs per integer partial sum: MLRT_Q8_GROUP (Q8), gcd(in, 32) (Q4) */
+    uint8_t *q;                     /* in bands of np = up to 4 panels (32 outputs; mlrt_q*_at):
+                                     * Q8: int8 [band][in_q/2][np * 8 outputs][2 inputs]
+                                     * Q4: [band][in_q/4][np * 8 outputs][2] bytes; byte (o, t) of quad k holds
+                                     *     input 4k+t in its low nibble, input 4k+2+t in its high nibble
+                                     * Q4 rows: [ceil(out*in/32)][16] the file's nibbles, flattened [out][in] */
+    float *qscale;                  /* Q4: [band][in_q/group][np * 8]; Q4 rows: [ceil(out*in/32)] */
+    float qs;                       /* Q8: the tensor's scale */
+    size_t q_bytes, qscale_bytes;   /* what q and qscale hold */
 } mlrt_dense;
+
+/* Where quantized weight (o, i) lives: panels of 8 outputs are interleaved in bands of up to 4, so
+ * that one pointer walks a band (every band but the last holds 4 panels). */
+static inline size_t mlrt_qband_np(const mlrt_dense *d, size_t o) {
+    size_t left = d->out_padded / 8 - o / 32 * 4;
+    return left < 4 ? left : 4;
+}
+static inline size_t mlrt_q8_at(const mlrt_dense *d, size_t o, size_t i) {
+    return o / 32 * 32 * (size_t)d->in_q + i / 2 * 16 * mlrt_qband_np(d, o) + o % 32 * 2 + (i & 1);
+}
+static inline size_t mlrt_q4_at(const mlrt_dense *d, size_t o, size_t i) { /* the high nibble when i & 2 */
+    return o / 32 * 16 * (size_t)d->in + i / 4 * 16 * mlrt_qband_np(d, o) + o % 32 * 2 + (i & 1);
+}
+static inline size_t mlrt_q4_scale_at(const mlrt_dense *d, size_t o, size_t g) {
+    return o / 32 * 32 * (size_t)(d->in / d->group) + g * 8 * mlrt_qband_np(d, o) + o % 32;
+}
 
 struct mlrt_model {
     mlrt_format format;
@@ -120,6 +165,9 @@ struct mlrt_model {
     uint32_t max_width;             /* widest activation, padded */
     uint32_t tile_rows;             /* batch rows per tile: MLRT_TILE_ROWS, fewer for very wide layers */
     float *scratch;                 /* [2][tile_rows][max_width] ping-pong activations */
+    int16_t *xq;                    /* quantized layers: one activation row as int16 [max_in_q] */
+    int32_t *xsum;                  /* quantized layers: the row's sum per Q4 group [max_in_q / 4] */
+    uint32_t *xnz;                  /* quantized layers: the row's runs of nonzero Q8 input pairs [max_in_q / 2 + 1][2] */
     char *info_json;                /* mlrt_model_info_json */
 };
 
@@ -178,5 +226,21 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
+
+/* ---- quantized kernels (kernels_quant.c) ---- */
+/* Packs an APR_Q8 / APR_Q4 weight [out][in] from the file into d (d->in, out, out_padded set);
+ * refuses non-finite scales, naming the tensor and the block. */
+mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
+                            mlrt_error *err);
+/* Dequantizes n elements of an APR_Q8 / APR_Q4 tensor (x = q * scale) or a GGUF Q4_K / Q6_K one
+ * into out; refuses non-finite scales, naming the tensor (and the block). For biases, and for
+ * k-quant weights, which run as f32. */
+mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
+                                  const char *name, mlrt_error *err);
+/* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */
+float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i);
+/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q + 2]: scratch. */
+void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+                        int16_t *xq, int32_t *xsum, uint32_t *nz);
 
 #endif

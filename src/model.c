@@ -57,9 +57,14 @@ void mlrt_free(mlrt_model *m) {
     for (uint32_t i = 0; i < m->n_layers; i++) {
         free(m->layers[i].w);
         free(m->layers[i].b);
+        free(m->layers[i].q);
+        free(m->layers[i].qscale);
     }
     free(m->layers);
     free(m->scratch);
+    free(m->xq);
+    free(m->xsum);
+    free(m->xnz);
     free(m->info_json);
     free(m);
 }
@@ -74,6 +79,31 @@ static bool all_finite(const float *v, size_t n) {
     return !special;
 }
 
+/* The bias as f32 (quantized biases dequantized: they are tiny); refuses non-finite values. */
+MLRT_SMALL static mlrt_status pack_bias(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
+    if (!s->b) return MLRT_OK;
+    if (mlrt_dtype_is_quantized(s->b_dtype)) {
+        mlrt_status st = mlrt_quant_dequantize(s->b, s->b_dtype, s->out, d->b, fmt, s->b_name, err);
+        if (st) return st;
+    }
+    for (size_t o = 0; o < s->out; o++) {
+        if (!mlrt_dtype_is_quantized(s->b_dtype)) d->b[o] = mlrt_load_scalar(s->b + o * mlrt_dtype_size(s->b_dtype), s->b_dtype);
+        if (!isfinite(d->b[o]))
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: bias '%s' [%zu] is not finite", fmt, s->b_name, o);
+    }
+    return MLRT_OK;
+}
+
+/* Bytes of weights the model holds (packed weights and their scales; biases not counted). */
+MLRT_SMALL static uint64_t weight_bytes(const mlrt_model *m) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++) {
+        const mlrt_dense *d = &m->layers[i];
+        n += d->wq ? d->q_bytes + d->qscale_bytes : (uint64_t)d->out_padded * d->in * sizeof(float);
+    }
+    return n;
+}
+
 /* Converts and packs one layer; refuses non-finite weights. */
 static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
     d->in = s->in;
@@ -81,9 +111,24 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
     d->act = s->act;
     d->has_bias = s->b != NULL;
     d->out_padded = (s->out + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
-    d->w = calloc((size_t)d->out_padded * s->in, sizeof(float));
     d->b = calloc(d->out_padded, sizeof(float));
-    if (!d->w || !d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
+    if (!d->b) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
+    if (s->w_dtype == MLRT_APR_Q8 || s->w_dtype == MLRT_APR_Q4) { /* stays quantized: [out][in] only (tensor files) */
+        mlrt_status st = mlrt_quant_pack(d, s->w, s->w_dtype, fmt, s->name, err);
+        return st ? st : pack_bias(s, fmt, d, err);
+    }
+    if (mlrt_dtype_is_quantized(s->w_dtype)) { /* GGUF k-quants: dequantized here, run as f32 */
+        float *f = malloc((size_t)s->in * s->out * sizeof(float));
+        if (!f) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
+        mlrt_status st = mlrt_quant_dequantize(s->w, s->w_dtype, (size_t)s->in * s->out, f, fmt, s->name, err);
+        mlrt_dense_src f32 = *s;
+        f32.w = (const uint8_t *)f, f32.w_dtype = MLRT_F32;
+        if (!st) free(d->b), st = pack_layer(&f32, fmt, d, err);
+        free(f);
+        return st;
+    }
+    d->w = calloc((size_t)d->out_padded * s->in, sizeof(float));
+    if (!d->w) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
     /* Walk the file's weights in file order, a run of up to RUN values at a time: convert
      * (dtype switch outside the loop), check finiteness (a reduction the compiler vectorises:
      * this code runs once per load, before V8 has optimised it), then place in the panels. */
@@ -112,19 +157,14 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
             }
         }
     }
-    for (size_t o = 0; s->b && o < s->out; o++) {
-        d->b[o] = mlrt_load_scalar(s->b + o * mlrt_dtype_size(s->b_dtype), s->b_dtype);
-        if (!isfinite(d->b[o]))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: bias '%s' [%zu] is not finite", fmt, s->b_name, o);
-    }
-    return MLRT_OK;
+    return pack_bias(s, fmt, d, err);
 }
 
-static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
+MLRT_SMALL static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
     mlrt_buf b = {0};
-    mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"layers\":[",
+    mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu,\"layers\":[",
                     mlrt_format_name(m->format), mlrt_kind_name(m->kind), m->in_size, m->out_size,
-                    mlrt_dtype_name(m->dtype), (unsigned long long)mlrt_param_count(m));
+                    mlrt_dtype_name(m->dtype), (unsigned long long)mlrt_param_count(m), (unsigned long long)weight_bytes(m));
     for (uint32_t i = 0; i < m->n_layers; i++)
         mlrt_buf_printf(&b, "%s{\"inputs\":%u,\"outputs\":%u,\"activation\":\"%s\"}", i ? "," : "",
                         m->layers[i].in, m->layers[i].out, mlrt_activation_name(m->layers[i].act));
@@ -139,7 +179,7 @@ static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
     return b.data;
 }
 
-mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
+MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
                              const mlrt_dense_src *src, uint32_t n_layers,
                              const mlrt_tensorset *ts, mlrt_error *err) {
     mlrt_model *m = calloc(1, sizeof *m);
@@ -157,6 +197,15 @@ mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtyp
         m->n_layers = i + 1;
         if (pack_layer(&src[i], mlrt_format_name(format), &m->layers[i], err)) { mlrt_free(m); return NULL; }
         if (m->layers[i].out_padded > m->max_width) m->max_width = m->layers[i].out_padded;
+    }
+    uint32_t max_in_q = 0;
+    for (uint32_t i = 0; i < n_layers; i++)
+        if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
+    if (max_in_q && (!(m->xq = malloc(max_in_q * sizeof *m->xq)) || !(m->xsum = malloc((max_in_q / 4 + 1) * sizeof *m->xsum)) ||
+                     !(m->xnz = malloc((max_in_q + 2) * sizeof *m->xnz)))) {
+        mlrt_free(m);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
     }
     size_t row_bytes = 2 * (size_t)m->max_width * sizeof(float);
     m->tile_rows = MLRT_SCRATCH_BYTES / row_bytes < MLRT_TILE_ROWS ? (uint32_t)(MLRT_SCRATCH_BYTES / row_bytes) : MLRT_TILE_ROWS;
@@ -189,7 +238,8 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
             bool last = i + 1 == m->n_layers;
             float *y = last ? out + r * m->out_size : buf[i & 1];
             size_t ys = last ? m->out_size : m->max_width;
-            mlrt_dense_forward(&m->layers[i], x, xs, y, ys, rows);
+            if (m->layers[i].wq) mlrt_quant_forward(&m->layers[i], x, xs, y, ys, rows, m->xq, m->xsum, m->xnz);
+            else mlrt_dense_forward(&m->layers[i], x, xs, y, ys, rows);
             x = y;
             xs = ys;
         }
@@ -216,20 +266,20 @@ mlrt_dtype mlrt_weight_dtype(const mlrt_model *m) { return m->dtype; }
 size_t mlrt_layer_count(const mlrt_model *m) { return m->n_layers; }
 const char *mlrt_model_info_json(const mlrt_model *m) { return m->info_json; }
 
-uint64_t mlrt_param_count(const mlrt_model *m) {
+MLRT_SMALL uint64_t mlrt_param_count(const mlrt_model *m) {
     uint64_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) n += (uint64_t)m->layers[i].in * m->layers[i].out + (m->layers[i].has_bias ? m->layers[i].out : 0);
     return n;
 }
 
-mlrt_status mlrt_layer_weights(const mlrt_model *m, size_t i, float *w, float *b, mlrt_error *err) {
+MLRT_SMALL mlrt_status mlrt_layer_weights(const mlrt_model *m, size_t i, float *w, float *b, mlrt_error *err) {
     if (!m || i >= m->n_layers || !w)
         return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "layer_weights: %s", !m ? "no model" : !w ? "NULL buffer" : "no such layer");
     const mlrt_dense *d = &m->layers[i];
     const size_t panel_floats = (size_t)d->in * MLRT_PANEL;
     for (size_t o = 0; o < d->out; o++) /* undo pack_layer: output o sits in lane o % PANEL of its panel */
         for (size_t k = 0; k < d->in; k++)
-            w[o * d->in + k] = d->w[(o / MLRT_PANEL) * panel_floats + k * MLRT_PANEL + o % MLRT_PANEL];
+            w[o * d->in + k] = d->wq ? mlrt_quant_weight(d, o, k) : d->w[(o / MLRT_PANEL) * panel_floats + k * MLRT_PANEL + o % MLRT_PANEL];
     if (b)
         for (size_t o = 0; o < d->out; o++) b[o] = d->b[o];
     return MLRT_OK;

@@ -8,7 +8,7 @@
  *   MLP (aprender)       '0', '1', ... in parameter order: weight [out, in], then bias [out]
  * MLP activations come from __metadata__ "activations" ("relu,relu,softmax"); by default
  * ReLU between layers and softmax at the end (identity when there is a single output).
- * Quantized weights are recognised but refused: quantized inference is not implemented yet. */
+ * APR_Q8 / APR_Q4 weights stay quantized (kernels_quant.c); GGUF Q4_K / Q6_K are dequantized to f32 at load. */
 #include "internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -77,11 +77,9 @@ static mlrt_status read_activations(ctx *c, mlrt_dense_src *src, uint32_t n) {
 /* --------------------------------------------------------------- layers */
 
 static mlrt_status float_tensor(ctx *c, const mlrt_tensor *t) {
-    if (mlrt_dtype_is_quantized(t->dtype))
-        return mlrt_fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: tensor '%s' is %s: quantized inference is not implemented yet",
-                         c->fmt, t->name, mlrt_dtype_name(t->dtype));
+    if (mlrt_dtype_is_quantized(t->dtype)) return MLRT_OK;
     if (!mlrt_dtype_is_float(t->dtype))
-        return mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is %s; weights must be F16, BF16, F32 or F64",
+        return mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is %s; weights must be F16, BF16, F32, F64, APR_Q8, APR_Q4, Q4_K or Q6_K",
                          c->fmt, t->name, mlrt_dtype_name(t->dtype));
     return MLRT_OK;
 }

@@ -238,7 +238,7 @@ test('v2 f32 MLP, PyTorch names and aprender numbering: bit-identical to the sam
   assert.deepEqual(Array.from(rt.loadFromBytes(streamed).predict([1, 1])), [3.5]);
 });
 
-test('v2 dtypes: F16/BF16/F64 weights run; quantized tensors inspect with exact sizes but do not load', () => {
+test('v2 dtypes: F16/BF16/F64 weights run; quantized tensors inspect with exact sizes', () => {
   const f64 = new Uint8Array(Float64Array.from([1, -2]).buffer);
   const m = rt.loadFromBytes(aprV2({ metadata: {}, tensors: [{ name: 'fc.weight', dtype: 'F64', shape: [1, 2], data: f64 }] }));
   assert.deepEqual([m.info.dtype, Array.from(m.predict([3, 1]))], ['F64', [1]]);
@@ -256,9 +256,9 @@ test('v2 dtypes: F16/BF16/F64 weights run; quantized tensors inspect with exact 
   assert.deepEqual(info.tensors.map((t) => [t.name, t.dtype, t.byteLength]), [
     ['a.q4', 'APR_Q4', 36], ['b.q8', 'APR_Q8', 14], ['c.q4k', 'Q4_K', 144], ['d.q6k', 'Q6_K', 420],
     ['e.q4legacy', 'APR_Q4', 18], ['f.q8legacy', 'APR_Q8', 7]]);
-  const q8 = aprV2({ metadata: {}, tensors: [{ name: 'fc.weight', dtype: 'APR_Q8', shape: [2, 3], data: new Uint8Array(10) }] });
-  expectCode(assert, load(q8), 'UNSUPPORTED', "apr: tensor 'fc.weight' is APR_Q8: quantized inference is not implemented yet");
-  assert.equal(rt.inspect(q8).notAModel.code, 'UNSUPPORTED');
+  const q4k = aprV2({ metadata: {}, tensors: [{ name: 'fc.weight', dtype: 'Q4_K', shape: [1, 256], data: Uint8Array.of(0, 0x7e, ...new Uint8Array(142)) }] });
+  expectCode(assert, load(q4k), 'NON_FINITE', "apr: tensor 'fc.weight' Q4_K d of super-block 0 is NaN");
+  assert.equal(rt.inspect(q4k).notAModel.code, 'NON_FINITE');
   expectCode(assert, load(aprV2({ metadata: {}, tensors: [{ name: 'fc.weight', dtype: 'Q4_K', shape: [1, 256], data: new Uint8Array(143) }] })),
     'SIZE_MISMATCH', 'is Q4_K with 256 elements (144 bytes) but its size is 143 bytes');
 });

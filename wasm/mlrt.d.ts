@@ -101,9 +101,11 @@ export interface ModelInfo {
   readonly kind: ModelKind;
   readonly inputSize: number;
   readonly outputSize: number;
-  /** Element type of the weights in the file (they run as f32). */
+  /** Element type of the weights in the file: float types run as f32; APR_Q8 / APR_Q4 stay quantized. */
   readonly dtype: DType;
   readonly params: number;
+  /** Bytes of weights held in memory (packed weights and their quantization scales; biases not counted). */
+  readonly weightBytes: number;
   readonly layers: readonly LayerInfo[];
   readonly metadata: Metadata;
   /** The container of the bytes the C core loaded: after load() decrypted a file, the plain one. */

@@ -321,7 +321,7 @@ class Model {
   constructor(rt, handles, info) {
     this.#rt = rt;
     this.#h = handles;
-    /** { format, kind, inputSize, outputSize, dtype, params, layers, metadata } */
+    /** { format, kind, inputSize, outputSize, dtype, params, weightBytes, layers, metadata } */
     this.info = info;
   }
 

@@ -618,8 +618,10 @@ static void test_apr_v2_dtypes(void) {
     CHECK(!mlrt_dtype_bytes(MLRT_F64, UINT64_MAX / 4, &b));
     CHECK(mlrt_dtype_bytes(MLRT_APR_Q4, UINT64_MAX, &b) && b == (UINT64_MAX / 32 + 1) * 18);
     CHECK(!mlrt_dtype_bytes(MLRT_APR_Q8, UINT64_MAX - 3, &b));
-    v2t qw[1] = {{"fc.weight", 129, 2, {2, 2}, zeros, 8}};
-    APR_FAILS(v2_file("{}", qw, 1), MLRT_ERR_UNSUPPORTED, "'fc.weight' is APR_Q8: quantized inference is not implemented yet");
+    uint8_t q6[210] = {0};
+    q6[208] = 0x00, q6[209] = 0x7e; /* d = NaN */
+    v2t qw[1] = {{"fc.weight", 14, 2, {1, 256}, q6, 210}};
+    APR_FAILS(v2_file("{}", qw, 1), MLRT_ERR_NON_FINITE, "tensor 'fc.weight' Q6_K d of super-block 0 is NaN");
     v2t f16[1] = {{"fc.weight", 1, 2, {1, 2}, (const uint8_t[]){0x00, 0x3c, 0x00, 0xc0}, 4}};
     mlrt_model *m = LOAD_OK(v2_file("{}", f16, 1));
     float x[2] = {3, 1}, y;

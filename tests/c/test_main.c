@@ -1410,6 +1410,7 @@ static void test_trained_models_if_present(void) {
 #define TEST_TIMEOUT_S 60
 
 #include "test_apr.c"
+#include "test_quant.c"
 
 typedef struct test_case {
     const char *name;
@@ -1467,6 +1468,12 @@ static const test_case TESTS[] = {
     T(test_apr_v2_models_match_safetensors),
     T(test_apr_v2_dtypes),
     T(test_apr_v2_malformed),
+    T(test_quant_kernels_odd_shapes),
+    T(test_quant_layouts_and_groups),
+    T(test_quant_extreme_values),
+    T(test_quant_models_from_files),
+    T(test_quant_malformed),
+    T(test_quant_gguf_k_quants),
 };
 
 static int g_passed, g_failed;

@@ -164,10 +164,10 @@ static void fuzz_exercise_model(mlrt_model *m) {
             const mlrt_dense *d = &m->layers[l];
             double maxw = 0, maxb = 0, mag = 0;
             for (size_t o = 0; o < d->out; o++) {
-                const float *panel = d->w + (o / MLRT_PANEL) * (size_t)d->in * MLRT_PANEL + o % MLRT_PANEL;
+                const float *panel = d->wq ? NULL : d->w + (o / MLRT_PANEL) * (size_t)d->in * MLRT_PANEL + o % MLRT_PANEL;
                 double s = d->b[o], sa = fabs(d->b[o]);
                 for (size_t i = 0; i < d->in; i++) {
-                    double w = panel[i * MLRT_PANEL];
+                    double w = d->wq ? mlrt_quant_weight(d, o, i) : panel[i * MLRT_PANEL];
                     s += w * a[i];
                     sa += fabs(w * a[i]);
                     maxw = fabs(w) > maxw ? fabs(w) : maxw;
@@ -176,9 +176,12 @@ static void fuzz_exercise_model(mlrt_model *m) {
                 mag = sa > mag ? sa : mag;
                 z[o] = s;
             }
+            double bound_in = bound;
             bound = (double)d->in * maxw * bound + maxb;
             peak = bound > peak ? bound : peak;
             err = err * (double)d->in * maxw + (double)(d->in + 2) * 0x1p-23 * (mag + (double)d->in * maxw * err);
+            if (d->wq) /* int16 activations: each off by at most half a step of max|a| / 32767 (+ its rounding) */
+                err += (double)d->in * maxw * (bound_in + err) * (0.5 / 32767 + 0x1p-20);
             if (d->act == MLRT_ACT_SOFTMAX) {
                 double mx = z[0], sum = 0;
                 for (size_t o = 1; o < d->out; o++) mx = z[o] > mx ? z[o] : mx;

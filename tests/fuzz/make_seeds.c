@@ -283,6 +283,13 @@ static void apr_v2_seeds(void) {
     static const apr_t q[] = {{"a", 128, 1, {33}, 36}, {"b", 129, 2, {2, 5}, 14}, {"c", 12, 1, {256}, 144},
                               {"d", 14, 1, {256}, 210}, {"e", 1, 1, {2}, 4}, {"f", 30, 1, {2}, 4}, {"g", 3, 1, {1}, 8}};
     apr_v2("apr2-quantized", "{\"model_type\":\"llm\"}", q, 7);
+    /* models with quantized weights and biases: Q8 panels, Q4 panels (in 4) and Q4 rows (in 6) */
+    static const apr_t q8[] = {{"fc1.bias", 0, 1, {5}, 20}, {"fc1.weight", 129, 2, {5, 3}, 19},
+                               {"fc2.bias", 129, 1, {2}, 6}, {"fc2.weight", 129, 2, {2, 5}, 14}};
+    apr_v2("apr2-q8-mlp", "{\"model_type\":\"mlp\"}", q8, 4);
+    static const apr_t q4[] = {{"fc1.bias", 128, 1, {6}, 18}, {"fc1.weight", 128, 2, {6, 4}, 18},
+                               {"fc2.bias", 1, 1, {2}, 4}, {"fc2.weight", 128, 2, {2, 6}, 18}};
+    apr_v2("apr2-q4-mlp", "{\"model_type\":\"mlp\",\"activations\":\"relu,sigmoid\"}", q4, 4);
 }
 
 static void msgpack_seeds(void) {

@@ -1,0 +1,308 @@
+/* kernels_quant.c — dense layers whose weights stay quantized in memory (.apr v2 APR_Q8 / APR_Q4).
+ *
+ * Formats in the file (flattened [out][in] tensor, element e):
+ *   APR_Q8  f32 scale, then one int8 per element:           w[e] = q[e] * scale
+ *   APR_Q4  per 32 elements: f16 scale + 16 bytes; element e of a block is the low nibble of byte
+ *           e/2 when e is even, the high nibble when odd:     w[e] = (nibble - 8) * scale[e / 32]
+ *
+ * At run time each activation row is quantized once per layer to int16 (symmetric:
+ * xs = max|x| / 32767, xq = round(x / xs)), and every output is an integer dot product
+ * (i32x4.dot_i16x8_s: 8 multiply-adds per instruction) scaled once (scales multiplied in double):
+ *   Q8       y[o] = (qs * xs) * sum_g float(sum_{i in g} q[o][i] xq[i])           groups of <= 256 inputs
+ *   Q4       y[o] = xs * sum_g scale[o][g] * float(sum_{i in g} (n[o][i] - 8) xq[i])
+ *                 = xs * sum_g scale[o][g] * float(sum n xq - 8 * xsum[g])       groups of gcd(in, 32)
+ * The groups bound the i32 sums (no overflow for any `in`) and, for Q4, carry the block scale:
+ * a file block of 32 elements may straddle two rows when in % 32 != 0, but a run of gcd(in, 32)
+ * elements starting at a row offset that is a multiple of it never does.
+ * Weights are packed in panels of 8 outputs like the f32 kernels (kernels_dense.c), interleaved in
+ * bands of up to 4 panels (32 outputs) so that one pointer walks a band (internal.h, mlrt_q*_at):
+ *   Q8  [band][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair and panel)
+ *   Q4  [band][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad and panel)
+ * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT_WQ_Q4_ROWS): a plain loop, slower.
+ * Zero inputs add exactly 0 to integer sums: the kernels walk only a row's runs of nonzero input
+ * pairs (Q8) or its groups holding a nonzero input (Q4) — blank image borders, ReLU zeros.
+ * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
+ * exact and the f32 steps are the same, both builds give the same bits. */
+#include "internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+#define KERNEL __attribute__((noinline)) static
+#define INLINE __attribute__((always_inline)) static inline
+#if defined(__clang__)
+#define NO_VECTORIZE _Pragma("clang loop vectorize(disable) unroll(disable)") /* short tails: keep them small */
+#else
+#define NO_VECTORIZE
+#endif
+#define Q4_BLOCK 32
+
+/* ------------------------------------------------------------ activations to int16 */
+
+/* xq[i] = round(x[i] * 32767 / max|x|) for i < n, 0 up to n_q. Returns the scale max|x| / 32767
+ * (0 for an all-zero row), or NaN when the row holds a NaN or an infinity. */
+KERNEL double quantize_row(const float *x, size_t n, size_t n_q, int16_t *xq) {
+    float amax = 0.0f;
+    bool bad = false;
+    size_t i = 0;
+#ifdef __wasm_simd128__
+    v128_t m = wasm_f32x4_splat(0.0f), nan = wasm_i32x4_splat(0);
+    for (; i + 4 <= n; i += 4) {
+        v128_t v = wasm_v128_load(x + i);
+        m = wasm_f32x4_pmax(m, wasm_f32x4_abs(v));
+        nan = wasm_v128_or(nan, wasm_f32x4_ne(v, v));
+    }
+    bad = wasm_v128_any_true(nan);
+    float lanes[4];
+    wasm_v128_store(lanes, m);
+    for (int k = 0; k < 4; k++) amax = lanes[k] > amax ? lanes[k] : amax;
+#endif
+NO_VECTORIZE
+    for (; i < n; i++) {
+        float a = fabsf(x[i]);
+        bad |= x[i] != x[i];
+        amax = a > amax ? a : amax;
+    }
+    if (bad || amax > 3.40282347e38f) { memset(xq, 0, n_q * sizeof *xq); return NAN; }
+    i = 0;
+    const float pre = amax < 0x1p-96f ? 0x1p64f : 1.0f; /* else 32767 / amax overflows f32; x * pre is exact */
+    const float inv = amax > 0.0f ? 32767.0f / (amax * pre) : 0.0f;
+#ifdef __wasm_simd128__
+    const v128_t vinv = wasm_f32x4_splat(inv), vpre = wasm_f32x4_splat(pre);
+    for (; i + 8 <= n; i += 8) { /* f32x4.nearest rounds half to even, as rintf does */
+        v128_t a = wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i), vpre), vinv);
+        v128_t b = wasm_f32x4_mul(wasm_f32x4_mul(wasm_v128_load(x + i + 4), vpre), vinv);
+        a = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(a));
+        b = wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(b));
+        wasm_v128_store(xq + i, wasm_i16x8_narrow_i32x4(a, b));
+    }
+#endif
+NO_VECTORIZE
+    for (; i < n; i++) xq[i] = (int16_t)rintf(x[i] * pre * inv); /* |x * pre * inv| <= 32767 */
+    for (; i < n_q; i++) xq[i] = 0;
+    return (double)amax / 32767.0;
+}
+
+/* ------------------------------------------------------------ integer kernels, one row */
+
+/* Q8, NP panels of 8 outputs starting at w, `stride` bytes per input pair (16 x the band's panels),
+ * over the row's runs of nonzero input pairs only (zero pairs add exactly 0 to integer sums):
+ * run r is pairs [runs[2r], runs[2r+1] & ~RUN_FLUSH); the i32 sums go to acc[p * 8 + j] as floats
+ * after each run marked RUN_FLUSH (at most MLRT_Q8_GROUP / 2 pairs apart). */
+#define RUN_FLUSH 0x80000000u
+#ifdef __wasm_simd128__
+INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs,
+                      float *acc, const int NP) {
+    v128_t a[8];
+    for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+    for (size_t r = 0; r < n_runs; r++) {
+        const uint8_t *p = w + runs[2 * r] * stride, *end = w + (runs[2 * r + 1] & ~RUN_FLUSH) * stride;
+        const int16_t *x = xq + 2 * runs[2 * r];
+        /* hot loop: two input pairs per turn, each splat against NP panels: 2 widening loads + 2 dots per panel */
+        for (; p + stride < end; p += 2 * stride, x += 4) {
+            v128_t x0 = wasm_v128_load32_splat(x), x1 = wasm_v128_load32_splat(x + 2);
+            for (int j = 0; j < NP; j++) {
+                const uint8_t *q = p + 16 * j, *q1 = q + stride;
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q), x0),
+                                                                   wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q1), x1)));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q + 8), x0),
+                                                                           wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(q1 + 8), x1)));
+            }
+        }
+        if (p < end) { /* an odd pair left */
+            v128_t x0 = wasm_v128_load32_splat(x);
+            for (int j = 0; j < NP; j++) {
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + 16 * j), x0));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_dot_i16x8(wasm_i16x8_load8x8(p + 16 * j + 8), x0));
+            }
+        }
+        if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
+        for (int j = 0; j < 2 * NP; j++) {
+            wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), wasm_f32x4_convert_i32x4(a[j])));
+            a[j] = wasm_i32x4_splat(0);
+        }
+    }
+}
+#else
+INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs,
+                      float *acc, const int NP) {
+    for (int p = 0; p < NP; p++) { /* a panel at a time: its 8 sums stay in registers */
+        int32_t s[8] = {0};
+        for (size_t r = 0; r < n_runs; r++) {
+            for (size_t k = runs[2 * r]; k < (runs[2 * r + 1] & ~RUN_FLUSH); k++) {
+                const int8_t *q = (const int8_t *)w + k * stride + 16 * p;
+                int32_t x0 = xq[2 * k], x1 = xq[2 * k + 1];
+                for (int j = 0; j < 8; j++) s[j] += q[2 * j] * x0 + q[2 * j + 1] * x1;
+            }
+            if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
+            for (int j = 0; j < 8; j++) acc[8 * p + j] += (float)s[j], s[j] = 0;
+        }
+    }
+}
+#endif
+
+/* Q4, NP panels starting at w, `stride` bytes per input quad, scales `sstride` floats per group,
+ * over the row's groups with a nonzero input, groups[0..n_groups):
+ * acc[p * 8 + j] += sum over those groups of scale * float(i32 sum of (n - 8) xq). */
+#ifdef __wasm_simd128__
+INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
+                      const int16_t *xq, const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group,
+                      float *acc, const int NP) {
+    const v128_t low = wasm_i16x8_splat(15);
+    for (size_t t = 0; t < n_groups; t++) {
+        const size_t g = groups[t];
+        v128_t a[8];
+        for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+        /* hot loop: one quad of inputs (two splatted pairs) against NP panels; nibbles widened to
+         * 16 bits, the low one masked, the high one shifted down */
+        for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
+            v128_t x01 = wasm_v128_load32_splat(xq + 4 * k), x23 = wasm_v128_load32_splat(xq + 4 * k + 2);
+            const uint8_t *p = w + k * stride;
+            for (int j = 0; j < NP; j++) {
+                v128_t v0 = wasm_u16x8_load8x8(p + 16 * j), v1 = wasm_u16x8_load8x8(p + 16 * j + 8);
+                a[2 * j] = wasm_i32x4_add(a[2 * j], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(v0, low), x01),
+                                                                   wasm_i32x4_dot_i16x8(wasm_u16x8_shr(v0, 4), x23)));
+                a[2 * j + 1] = wasm_i32x4_add(a[2 * j + 1], wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_v128_and(v1, low), x01),
+                                                                           wasm_i32x4_dot_i16x8(wasm_u16x8_shr(v1, 4), x23)));
+            }
+        }
+        const v128_t off = wasm_i32x4_splat(8 * xsum[g]);
+        for (int j = 0; j < 2 * NP; j++) {
+            v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_sub(a[j], off)), wasm_v128_load(scale + g * sstride + 4 * j));
+            wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), f));
+        }
+    }
+}
+#else
+INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_t sstride,
+                      const int16_t *xq, const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group,
+                      float *acc, const int NP) {
+    for (int p = 0; p < NP; p++) { /* a panel at a time: its 8 sums stay in registers */
+        for (size_t t = 0; t < n_groups; t++) {
+            const size_t g = groups[t];
+            int32_t s[8] = {0};
+            for (size_t k = g * group / 4; k < (g + 1) * group / 4; k++) {
+                const uint8_t *q = w + k * stride + 16 * p;
+                const int16_t *x = xq + 4 * k;
+                for (int j = 0; j < 8; j++)
+                    s[j] += (q[2 * j] & 15) * x[0] + (q[2 * j + 1] & 15) * x[1] + (q[2 * j] >> 4) * x[2] + (q[2 * j + 1] >> 4) * x[3];
+            }
+            for (int j = 0; j < 8; j++) acc[8 * p + j] += (float)(s[j] - 8 * xsum[g]) * scale[g * sstride + 8 * p + j];
+        }
+    }
+}
+#endif
+
+KERNEL void q8_panels4(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+    q8_panels(w, 64, xq, runs, n_runs, acc, 4);
+}
+KERNEL void q8_panel1(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+    q8_panels(w, stride, xq, runs, n_runs, acc, 1);
+}
+KERNEL void q4_panels4(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
+                       const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group, float *acc) {
+    q4_panels(w, 64, scale, 32, xq, xsum, groups, n_groups, group, acc, 4);
+}
+KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
+                      const int32_t *xsum, const uint32_t *groups, size_t n_groups, size_t group, float *acc) {
+    q4_panels(w, stride, scale, sstride, xq, xsum, groups, n_groups, group, acc, 1);
+}
+
+/* Q4 in the file's layout (any in): block by block along each output's row. */
+MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
+    const size_t in = l->in;
+    for (size_t o = 0; o < l->out; o++) {
+        size_t e = o * in, end = e + in;
+        float a = 0.0f;
+        while (e < end) {
+            size_t b = e / Q4_BLOCK, stop = (b + 1) * Q4_BLOCK < end ? (b + 1) * Q4_BLOCK : end;
+            int32_t s = 0;
+            for (; e < stop; e++) {
+                uint8_t v = l->q[b * 16 + e % Q4_BLOCK / 2];
+                s += ((int)(e & 1 ? v >> 4 : v & 15u) - 8) * xq[e - o * in];
+            }
+            a += (float)s * l->qscale[b];
+        }
+        acc[o] = a;
+    }
+}
+
+/* ------------------------------------------------------------ a layer */
+
+/* The runs of nonzero input pairs of xq [2 * pairs] as [start, end) pairs into runs, each at most
+ * MLRT_Q8_GROUP / 2 long (the i32 bound); returns their count. Dense rows make few long runs;
+ * images with blank borders and ReLU outputs make many short ones and skip the zeros. */
+MLRT_SMALL __attribute__((noinline)) static size_t nonzero_runs(const int16_t *xq, size_t pairs, uint32_t *runs) {
+    size_t n = 0, budget = MLRT_Q8_GROUP / 2; /* pairs left in the current i32 sum */
+    for (size_t k = 0; k < pairs;) {
+        while (k < pairs && (xq[2 * k] | xq[2 * k + 1]) == 0) k++;
+        if (k == pairs) break;
+        size_t start = k, stop = pairs - k < budget ? pairs : k + budget;
+        while (k < stop && (xq[2 * k] | xq[2 * k + 1]) != 0) k++;
+        budget -= k - start;
+        runs[2 * n] = (uint32_t)start, runs[2 * n + 1] = (uint32_t)k | (budget ? 0 : RUN_FLUSH), n++;
+        if (!budget) budget = MLRT_Q8_GROUP / 2;
+    }
+    if (n) runs[2 * n - 1] |= RUN_FLUSH;
+    return n;
+}
+
+/* y[o] = acc[o] * mul + b[o] for the first n outputs; mul (weight scale x activation scale) and
+ * the product in double: neither overflows unless the result does. */
+MLRT_SMALL static void store_scaled(const float *acc8, double mul, const float *bias8, float *y, size_t n) {
+    for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
+}
+
+/* One row through the panel kernels, band by band: a whole band of 4 panels at once, the panels
+ * of a smaller (last) band one by one. runs: Q8 runs of nonzero pairs, Q4 nonzero groups. */
+MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
+                                  size_t n_runs, double mul, float *y) {
+    const size_t in = l->in_q, groups = in / l->group;
+    float acc[4 * MLRT_PANEL];
+    for (size_t o0 = 0; o0 < l->out; o0 += 32) {
+        const size_t np = mlrt_qband_np(l, o0), stride = 16 * np;
+        memset(acc, 0, sizeof acc);
+        if (l->wq == MLRT_WQ_Q8) {
+            const uint8_t *w = l->q + o0 * in;
+            if (np == 4) q8_panels4(w, stride, xq, runs, n_runs, acc);
+            else for (size_t p = 0; p < np; p++) q8_panel1(w + 16 * p, stride, xq, runs, n_runs, acc + 8 * p);
+        } else {
+            const uint8_t *w = l->q + o0 * in / 2;
+            const float *sc = l->qscale + o0 * groups;
+            if (np == 4) q4_panels4(w, stride, sc, 8 * np, xq, xsum, runs, n_runs, l->group, acc);
+            else for (size_t p = 0; p < np; p++) q4_panel1(w + 16 * p, stride, sc + 8 * p, 8 * np, xq, xsum, runs, n_runs, l->group, acc + 8 * p);
+        }
+        store_scaled(acc, mul, l->b + o0, y + o0, l->out - o0 < 32 ? l->out - o0 : 32);
+    }
+}
+
+MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+                        int16_t *xq, int32_t *xsum, uint32_t *nz) {
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * y_stride;
+        double xs = quantize_row(x + r * x_stride, l->in, l->in_q, xq);
+        if (xs != xs) { /* a non-finite activation: make it reach the output check */
+            for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
+            continue;
+        }
+        size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / 2, nz) : 0;
+        if (l->wq == MLRT_WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
+            for (uint32_t g = 0; g < l->in / l->group; g++) {
+                int32_t s = 0, any = 0;
+                for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i], any |= xq[i];
+                xsum[g] = s;
+                nz[n_runs] = g;
+                n_runs += any != 0;
+            }
+        if (l->wq == MLRT_WQ_Q4_ROWS) {
+            q4_rows(l, xq, yr);
+            store_scaled(yr, xs, l->b, yr, l->out);
+        } else {
+            panels_row(l, xq, xsum, nz, n_runs, l->wq == MLRT_WQ_Q8 ? (double)l->qs * xs : xs, yr);
+        }
+        mlrt_activate(l->act, yr, l->out);
+    }
+}
