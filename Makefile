@@ -24,6 +24,11 @@ EMCFLAGS = -O3 -std=c11
 EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
          -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB -sTOTAL_STACK=64KB -sMALLOC=emmalloc \
          -sFILESYSTEM=0 -sERROR_ON_UNDEFINED_SYMBOLS=1
+# Then one size pass over the linked module with inlining off (so the kernels stay small functions):
+# -4 KB, no measurable change in speed.
+WASM_OPT ?= wasm-opt
+# (Features: only SIMD is enabled, for the SIMD build, so the pass cannot introduce new ones.)
+WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0
 WASM_SRC = $(CORE) src/wasm_api.c
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
@@ -63,10 +68,12 @@ $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFL
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	@mkdir -p wasm
 	$(EMCC) $(EMLINK) -msimd128 $^ -o $@
+	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd $@ -o $@
 
 wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 	@mkdir -p wasm
 	$(EMCC) $(EMLINK) $^ -o $@
+	$(WASM_OPT) $(WASM_OPT_FLAGS) $@ -o $@
 
 wasm/mlrt-wasi.wasm: $(CORE) src/cli.c $(HDRS)
 	$(CLANG) --target=wasm32-wasi -O3 -msimd128 -Wl,--strip-debug $(CORE) src/cli.c -o $@
