@@ -3,13 +3,13 @@
 // and round trips of every model kind through every option, reloaded by the runtime.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createRuntime } from '../wasm/mlrt.mjs';
+import { signAprV1, encryptAprV1, verifyAprV1, generateKeyPair } from '../wasm/apr-crypto.mjs';
 import { loadSplit } from '../tools/mnist-split.mjs';
 import {
   writeAprV1, writeAprV2, modelToApr, linearRegressionPayload, logisticRegressionPayload, mnistMlpPayload,
   quantizeQ8, quantizeQ4, dequantizeQ8, dequantizeQ4, f32ToF16, f16ToF32, v1MetadataBytes, v2MetadataJson,
-  defaultCreatedAt, compressionAvailable, DTYPES, AprWriteError,
+  defaultCreatedAt, DTYPES, AprWriteError,
 } from '../tools/apr/writer.mjs';
 import { encodeMsgpack, F32, OrderedMap } from '../tools/apr/msgpack.mjs';
 import {
@@ -18,23 +18,8 @@ import {
 
 const rt = await createRuntime();
 const enc = new TextEncoder();
-const cryptoUrl = new URL('../wasm/apr-crypto.mjs', import.meta.url);
-const cryptoLib = existsSync(cryptoUrl) ? await import(cryptoUrl) : null;
-const noCrypto = cryptoLib ? false : 'wasm/apr-crypto.mjs is not there yet';
 const bitsEqual = (a, b, label) => assert.deepEqual(new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
   new Uint8Array(b.buffer, b.byteOffset, b.byteLength), `${label}: not bit-identical`);
-
-// The runtime refuses quantized weights until the Q8/Q4 kernels land; these tests turn on by themselves then.
-function refusesQuantized(dtype) {
-  const data = dtype === 'APR_Q8' ? quantizeQ8([1, 2, 3, 4, 5, 6]) : quantizeQ4([1, 2, 3, 4, 5, 6]);
-  try {
-    rt.loadFromBytes(aprV2({ metadata: { activations: 'identity' }, tensors: [{ name: 'fc.weight', dtype, shape: [2, 3], data }] }));
-    return false;
-  } catch (e) {
-    return ['UNSUPPORTED', 'NOT_A_MODEL'].includes(e.code) ? `the runtime refuses ${dtype} (${e.code}) until the quantized kernels land` : false;
-  }
-}
-const QUANT_SKIP = { q8: refusesQuantized('APR_Q8'), q4: refusesQuantized('APR_Q4') };
 
 // ------------------------------------------------------------------ golden files (spec §11)
 
@@ -252,11 +237,10 @@ const MODELS = {
 const predictions = (m, { inputs, n }) => m.predictBatch(inputs, n);
 
 const COMPRESSIONS = ['none', 'lz4', 'zstd', 'zstd-max'];
-const missing = (c) => (compressionAvailable()[c] ? false : `${c} encoder not available yet`);
 
 for (const [kind, src] of Object.entries(MODELS)) {
   for (const compression of COMPRESSIONS) {
-    test(`v1 ${kind}, ${compression}: reloads bit-identical, deterministic`, { skip: missing(compression) }, () => {
+    test(`v1 ${kind}, ${compression}: reloads bit-identical, deterministic`, () => {
       const file = modelToApr(src.model, { version: 1, compression, name: `${kind}-v1` });
       assert.deepEqual(modelToApr(src.model, { version: 1, compression, name: `${kind}-v1` }), file, 'same bytes twice');
       const m = rt.loadFromBytes(file, { expect: src.type });
@@ -306,7 +290,7 @@ for (const [kind, src] of Object.entries(MODELS)) {
       }
     });
     if (quantize !== 'f32') {
-      test(`v2 ${kind}, ${quantize}: loads and predicts like its dequantized weights`, { skip: QUANT_SKIP[quantize] }, () => {
+      test(`v2 ${kind}, ${quantize}: loads and predicts like its dequantized weights`, () => {
         const file = modelToApr(src.model, { version: 2, quantize });
         const got = predictions(rt.loadFromBytes(file), src);
         const want = predictions(rt.loadFromBytes(dequantizedCopy(file, rt.inspect(file))), src);
@@ -398,11 +382,10 @@ test('what a layout cannot hold is a clear error', () => {
 
 // ------------------------------------------------------------------ signed and encrypted (wasm/apr-crypto.mjs)
 
-test('v1 signed and recipient-encrypted, every model and compression: reload with the key', { skip: noCrypto }, async () => {
-  const { signAprV1, encryptAprV1, verifyAprV1, generateKeyPair } = cryptoLib;
+test('v1 signed and recipient-encrypted, every model and compression: reload with the key', async () => {
   const signer = await generateKeyPair('ed25519'), recipient = await generateKeyPair('x25519');
   for (const [kind, src] of Object.entries(MODELS)) {
-    for (const compression of COMPRESSIONS.filter((c) => !missing(c))) {
+    for (const compression of COMPRESSIONS) {
       const plain = modelToApr(src.model, { version: 1, compression });
       const signed = await signAprV1(plain, signer.secretKey);
       assert.equal((await verifyAprV1(signed, { publicKey: signer.publicKey })).valid, true, `${kind} ${compression}`);
@@ -415,10 +398,9 @@ test('v1 signed and recipient-encrypted, every model and compression: reload wit
   }
 });
 
-test('v1 password-encrypted (Argon2id takes about a second per derivation: one file)', { skip: noCrypto }, async () => {
-  const { encryptAprV1 } = cryptoLib;
+test('v1 password-encrypted (Argon2id takes about a second per derivation: one file)', async () => {
   const src = MODELS.linear;
-  const plain = modelToApr(src.model, { version: 1, compression: missing('lz4') ? 'none' : 'lz4' });
+  const plain = modelToApr(src.model, { version: 1, compression: 'lz4' });
   const sealed = await encryptAprV1(plain, { password: 'pw' });
   const again = await encryptAprV1(plain, { password: 'pw' });
   assert.notDeepEqual(sealed, again, 'fresh salt and nonce: encrypted bytes differ every time (the one non-deterministic output)');

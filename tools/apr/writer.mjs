@@ -7,6 +7,8 @@
 // the caller's metadata, else from SOURCE_DATE_EPOCH (when a `process.env` exists), else "0".
 import { crc32 } from '../../wasm/crc32.mjs';
 import { encodeMsgpack, F32, OrderedMap } from './msgpack.mjs';
+import { lz4CompressPrependSize } from './lz4.mjs';
+import { zstdCompress } from './zstd.mjs';
 
 export { crc32, encodeMsgpack, F32, OrderedMap };
 
@@ -21,39 +23,15 @@ export class AprWriteError extends Error {
 }
 const fail = (message) => { throw new AprWriteError(message); };
 
-// ------------------------------------------------------------------ compressors (optional)
-
-// lz4.mjs / zstd.mjs are separate modules; a missing one only disables its compression option.
-async function optionalModule(specifier) {
-  try { return { module: await import(specifier) }; } catch (error) { return { error }; }
-}
-const lz4 = await optionalModule('./lz4.mjs');
-const zstd = await optionalModule('./zstd.mjs');
-
-function unavailable(what, loaded) {
-  return fail(`${what} compression is not available yet (${loaded.error?.message ?? 'no encoder exported'})`);
-}
+// ------------------------------------------------------------------ compressors
 
 // Header byte 20: 0 none, 1 zstd level 3, 2 zstd level 19, 3 LZ4 (u32 size + one raw block).
 const COMPRESSION = {
   none: { id: 0, encode: (b) => b },
-  zstd: { id: 1, encode: (b) => zstdFrame(b, 3) },
-  'zstd-max': { id: 2, encode: (b) => zstdFrame(b, 19) },
-  lz4: { id: 3, encode: (b) => lz4Block(b) },
+  zstd: { id: 1, encode: (b) => zstdCompress(b, { level: 3 }) },
+  'zstd-max': { id: 2, encode: (b) => zstdCompress(b, { level: 19 }) },
+  lz4: { id: 3, encode: (b) => lz4CompressPrependSize(b) },
 };
-function zstdFrame(bytes, level) {
-  const f = zstd.module?.zstdCompress;
-  return typeof f === 'function' ? f(bytes, { level }) : unavailable('zstd', zstd);
-}
-function lz4Block(bytes) {
-  const f = lz4.module?.lz4CompressPrependSize;
-  return typeof f === 'function' ? f(bytes) : unavailable('lz4', lz4);
-}
-/** Compression names and whether their encoder is present: { none: true, lz4: bool, zstd: bool, 'zstd-max': bool }. */
-export function compressionAvailable() {
-  return { none: true, lz4: typeof lz4.module?.lz4CompressPrependSize === 'function',
-    zstd: typeof zstd.module?.zstdCompress === 'function', 'zstd-max': typeof zstd.module?.zstdCompress === 'function' };
-}
 
 // ------------------------------------------------------------------ small byte helpers
 
