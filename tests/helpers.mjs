@@ -295,3 +295,30 @@ export function readSafetensors(bytes) {
   }
   return out;
 }
+
+// ------------------------------------------------------------------ the spec's golden .apr files (§11)
+
+export const GOLDEN_V1 = fromHex(`
+  4150524e010001004a0000003d0000003d000000000055000000000000000000
+  83aa637265617465645f6174aa31373030303030303030b0617072656e646572
+  5f76657273696f6eac302e302e302d676f6c64656eaa6d6f64656c5f6e616d65
+  a9676f6c64656e2d76310900000000000000676f6c64656e5f76310800000000
+  0000000000803f000000400000003f000000bf00008040000000c00000803e00
+  0000410000003e65a04859`);
+
+// golden_v2_current, byte for byte as the spec lists it (zero rows omitted there)
+export function goldenV2() {
+  const f = new Uint8Array(516);
+  const at = (offset, bytes) => f.set(bytes, offset);
+  at(0x000, fromHex('41505200 02000004 02000000 40000000 00000000 bd000000 00010000 00000000'));
+  at(0x020, fromHex('80010000 00000000 028cc03b'));
+  at(0x040, enc.encode('{"model_type":"linear_regression","name":"golden-v2","license":null,"data_source":null,'
+    + '"data_license":null,"version":"0.0.0-golden","created_at":"1700000000","total_size":0,"param_count":8}'));
+  at(0x100, concat(fromHex('0400'), enc.encode('bias'), fromHex('00 01 0100000000000000 0000000000000000 0400000000000000')));
+  at(0x120, concat(fromHex('0700'), enc.encode('weights'), fromHex('00 01 0800000000000000 4000000000000000 2000000000000000')));
+  at(0x180, fromHex('0000003e'));
+  at(0x1c0, fromHex('0000803f 00000040 0000003f 000000bf 00008040 000000c0 0000803e 00000041'));
+  at(0x200, fromHex('353f0f55'));
+  return f;
+}
+export const GOLDEN_WEIGHTS = [1, 2, 0.5, -0.5, 4, -2, 0.25, 8];
