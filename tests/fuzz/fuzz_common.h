@@ -46,6 +46,15 @@ static void fuzz_check_error(mlrt_status st, const mlrt_error *e) {
 }
 
 /* JSON produced by mlrt (info, inspect) must be valid JSON: an object, UTF-8, no duplicate keys. */
+/* A file the format's reader refused with st: load and inspect must refuse it with the same code. */
+static void fuzz_check_refused_alike(const uint8_t *data, size_t size, mlrt_status st) {
+    mlrt_error e;
+    mlrt_model *m = mlrt_load_from_bytes(data, size, &e);
+    FUZZ_ASSERT(m == NULL && e.code == st, "reader %s, load %s", mlrt_status_name(st), m ? "OK" : mlrt_status_name(e.code));
+    char *js = mlrt_inspect(data, size, &e);
+    FUZZ_ASSERT(js == NULL && e.code == st, "reader %s, inspect %s", mlrt_status_name(st), js ? "OK" : mlrt_status_name(e.code));
+}
+
 static void fuzz_check_json_output(const char *s) {
     FUZZ_ASSERT(s != NULL, "no JSON");
     mlrt_json_doc doc;
