@@ -170,23 +170,22 @@ async function measure(rt, modelBytes, makeInputs, DIMS) {
 }
 
 // Quantized inference (mode 'quant'): the trainer's MNIST MLP as f32 (SafeTensors), APR_Q8 and
-// APR_Q4 (.apr v2, quantized here by bench/quant.mjs), all in this one process and one runtime
+// APR_Q4 (.apr v2, written by the .apr writer in tools/apr/), all in this one process and one runtime
 // build (opts.simd), measured one after the other with the same inputs: single-sample latency on
 // held-out digits (and on dense random inputs: the digits' zero pixels let the Q8 kernel skip
 // work), batch-1000 throughput on the 1,000 held-out digits, weight bytes, accuracy.
 async function quant(opts) {
   const { createRuntime } = await import('../wasm/mlrt.mjs');
   const { loadSplit } = await import('../tools/mnist-split.mjs');
-  const { quantizedApr } = await import('./quant.mjs');
+  const { modelToApr } = await import('../tools/apr/writer.mjs');
   const { makeInputs } = await import('./weights.mjs');
-  const { readSafetensors } = await import('../tests/helpers.mjs');
   const stBytes = readModel(opts.model);
-  const st = readSafetensors(stBytes);
-  const tensors = Object.fromEntries(Object.entries(st).map(([k, t]) => [k, { shape: t.shape,
-    values: new Float32Array(t.bytes.buffer.slice(t.bytes.byteOffset, t.bytes.byteOffset + t.bytes.length)) }]));
-  const files = { F32: stBytes, APR_Q8: quantizedApr(tensors, 'APR_Q8'), APR_Q4: quantizedApr(tensors, 'APR_Q4') };
   const digits = loadSplit('test');
   const rt = await createRuntime({ simd: opts.simd });
+  const source = rt.loadFromBytes(stBytes);
+  const files = { F32: stBytes, APR_Q8: modelToApr(source, { version: 2, quantize: 'q8' }),
+    APR_Q4: modelToApr(source, { version: 2, quantize: 'q4' }) };
+  source.dispose();
   const dense = makeInputs(64);
   const I = 784;
   const latency = (m, pool) => {
