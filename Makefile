@@ -6,10 +6,15 @@ CC    ?= cc
 NODE  ?= node
 FUZZ_SECONDS ?= 60
 
-CORE = src/util.c src/tensorset.c src/json.c src/safetensors.c src/bintensors.c src/bin.c \
-       src/model.c src/kernels_dense.c src/kernels_quant.c src/quant_pack.c src/recognize.c src/load.c \
-       src/crc32.c src/lz4.c src/zstd.c src/msgpack.c src/apr_v1.c src/apr_v2.c
-HDRS = src/mlrt.h src/internal.h src/json.h src/decompress.h src/msgpack.h
+# src/ by layer: codecs (bytes -> values), formats (files -> tensors or models), kernels (the hot
+# loops), model (what runs), api (load, wasm exports, CLI).
+CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
+FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c \
+          src/formats/apr_v1.c src/formats/apr_v2.c
+KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c
+MODEL   = src/model/model.c src/model/recognize.c
+CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
+HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h
 
 WASM_API = alloc free error_code error_message status_name load dispose info predict inspect layer_weights
 comma := ,
@@ -29,7 +34,7 @@ EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
 WASM_OPT ?= wasm-opt
 # (Features: only SIMD is enabled, for the SIMD build, so the pass cannot introduce new ones.)
 WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0
-WASM_SRC = $(CORE) src/wasm_api.c
+WASM_SRC = $(CORE) src/api/wasm.c
 WARN = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -62,7 +67,8 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
-WASM_SMALL = util tensorset json safetensors bintensors bin recognize load msgpack apr_v1 apr_v2 wasm_api quant_pack
+WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
+             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Os -std=c11
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
@@ -75,8 +81,8 @@ wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 	$(EMCC) $(EMLINK) $^ -o $@
 	$(WASM_OPT) $(WASM_OPT_FLAGS) $@ -o $@
 
-wasm/mlrt-wasi.wasm: $(CORE) src/cli.c $(HDRS)
-	$(CLANG) --target=wasm32-wasi -O3 -msimd128 -Wl,--strip-debug $(CORE) src/cli.c -o $@
+wasm/mlrt-wasi.wasm: $(CORE) src/api/cli.c $(HDRS)
+	$(CLANG) --target=wasm32-wasi -O3 -msimd128 -Wl,--strip-debug $(CORE) src/api/cli.c -o $@
 
 build/bench/limits.wasm: bench/limits.c
 	@mkdir -p $(dir $@)
@@ -90,7 +96,7 @@ build/obj/%.o: src/%.c $(HDRS)
 build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 	ar rcs $@ $^
 
-build/mlrt: src/cli.c build/libmlrt.a
+build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
 build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/harness.h $(CORE) $(HDRS)
@@ -125,10 +131,10 @@ fuzz: $(FUZZERS)
 fuzz-run: $(FUZZERS) $(MODELS)
 	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-# ---- decompression (src/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
+# ---- decompression (src/codecs/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
 PYTHON3 ?= /usr/bin/python3
-DECOMP = src/crc32.c src/lz4.c src/zstd.c
-DECOMP_DEPS = $(DECOMP) src/util.c src/decompress.h $(HDRS)
+DECOMP = src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
+DECOMP_DEPS = $(DECOMP) src/util.c $(HDRS)
 
 # test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
 build/decompress/manifest.txt: tests/decompress/gen.py

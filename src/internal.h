@@ -125,7 +125,7 @@ typedef struct mlrt_dense {
     float *b;                       /* [out_padded], zero past out (and all zero without bias) */
     bool has_bias;
     mlrt_activation act;
-    /* quantized weights (kernels_quant.c); wq == MLRT_WQ_F32 leaves them unused */
+    /* quantized weights (kernels/quant.c); wq == MLRT_WQ_F32 leaves them unused */
     mlrt_wq wq;
     uint32_t in_q;                  /* in rounded up to the packing unit: 2 (Q8), 4 (Q4); in (Q4 rows) */
     uint32_t group;                 /* inputs per integer partial sum: MLRT_Q8_GROUP (Q8), gcd(in, 32) (Q4) */
@@ -218,7 +218,7 @@ float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype);  /* float dtypes onl
 void mlrt_convert_to_f32(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n); /* n float elements */
 bool mlrt_dtype_is_float(mlrt_dtype dtype);
 
-/* ---- kernels (kernels_dense.c) ---- */
+/* ---- kernels (kernels/dense.c) ---- */
 #define MLRT_PANEL 8       /* outputs per packed weight panel */
 #define MLRT_TILE_ROWS 64  /* batch rows processed per scratch tile, at most */
 #define MLRT_SCRATCH_BYTES (4u << 20) /* tiles shrink so that scratch stays under this (>= 1 row) */
@@ -227,7 +227,7 @@ void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, fl
                         size_t rows);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
 
-/* ---- quantized kernels (kernels_quant.c) ---- */
+/* ---- quantized kernels (kernels/quant.c) ---- */
 /* Packs an APR_Q8 / APR_Q4 weight [out][in] from the file into d (d->in, out, out_padded set);
  * refuses non-finite scales, naming the tensor and the block. */
 mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,

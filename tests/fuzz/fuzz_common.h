@@ -12,7 +12,7 @@
 #define MLRT_FUZZ_COMMON_H
 
 #include "internal.h"
-#include "json.h"
+#include "codecs/json.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

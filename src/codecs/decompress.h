@@ -1,4 +1,4 @@
-/* decompress.h — the checksum and decoders the .apr reader needs, written from the specifications:
+/* codecs/decompress.h — the checksum and decoders the .apr reader needs, written from the specifications:
  * CRC-32/ISO-HDLC (zlib's crc32), one raw LZ4 block, and one Zstandard frame (RFC 8878).
  *
  * Both decoders write exactly out_len bytes into out, or fail with out's contents unspecified.
@@ -17,7 +17,7 @@
 #ifndef MLRT_DECOMPRESS_H
 #define MLRT_DECOMPRESS_H
 
-#include "mlrt.h"
+#include "../mlrt.h"
 
 /* zlib crc32(0, p, n): reflected polynomial 0xEDB88320, init and final xor 0xFFFFFFFF.
  * mlrt_crc32_update continues a running crc: update(update(0, a), b) == crc32(a ++ b).

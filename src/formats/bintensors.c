@@ -1,4 +1,4 @@
-/* bintensors.c — BinTensors reader (bincode 2 "standard" encoding, varint integers).
+/* formats/bintensors.c — BinTensors reader (bincode 2 "standard" encoding, varint integers).
  *
  *   [u64 LE N][N bytes: metadata, space-padded to a multiple of 8][data]
  *   metadata (the bintensors crate):  Option<Map<String,String>>, Vec<TensorInfo>, Map<String,usize>
@@ -6,7 +6,7 @@
  *   TensorInfo = dtype (varint discriminant), shape (Vec<usize>), data_offsets (usize, usize)
  *   varint: v < 251 one byte; 251/252/253 then u16/u32/u64 LE.
  * The crate's layout is tried first; the early layout only if the crate's does not parse. */
-#include "internal.h"
+#include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
 

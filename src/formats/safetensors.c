@@ -1,10 +1,10 @@
-/* safetensors.c — SafeTensors reader.
+/* formats/safetensors.c — SafeTensors reader.
  *
  *   [u64 LE N][N bytes: JSON header][data]
  *   header = { "__metadata__"?: {str: str}, name: {"dtype": str, "shape": [u64...],
  *              "data_offsets": [begin, end]}, ... }
  * Offsets are relative to the data section; tensors must tile it exactly. */
-#include "json.h"
+#include "../codecs/json.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,9 +1,9 @@
-/* bin.c — the raw MLP format (no magic, little endian):
+/* formats/bin.c — the raw MLP format (no magic, little endian):
  *   i32 inputs, i32 hidden, i32 outputs,
  *   W1 [inputs][hidden], b1 [hidden], W2 [hidden][outputs], b2 [outputs]
  * as f64 (file size 12 + 8n) or f32 (12 + 4n), n the parameter count.
  * Hidden ReLU, output softmax. */
-#include "internal.h"
+#include "../internal.h"
 
 #define FMT "bin"
 

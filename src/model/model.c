@@ -1,5 +1,5 @@
-/* model.c — a runnable model: packed dense layers, prediction, introspection. */
-#include "internal.h"
+/* model/model.c — a runnable model: packed dense layers, prediction, introspection. */
+#include "../internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* load.c — recognising a file's format from its bytes, loading and inspecting it.
+/* api/load.c — recognising a file's format from its bytes, loading and inspecting it.
  *
  * Detection, in order:
  *   1. magic "APRN"                                                 -> .apr v1
@@ -11,7 +11,7 @@
  *   4. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
  *      header length in bytes 0..8 fits the file                     -> BinTensors
  *   5. anything else is read as .bin, whose errors then say what is wrong with it. */
-#include "internal.h"
+#include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* apr_v1.c — aprender's .apr v1 container ("APRN"): one classical model.
+/* formats/apr_v1.c — aprender's .apr v1 container ("APRN"): one classical model.
  *
  *   header    32 bytes: "APRN", u8 major, u8 minor, u16 model type, u32 metadata size,
  *             u32 payload size, u32 uncompressed size, u8 compression, u8 flags, u8 quality, 9 reserved
@@ -20,9 +20,9 @@
  * Stricter than aprender: the payload must decompress to exactly the uncompressed size and be
  * consumed exactly, and bytes between the payload and the CRC are only allowed as the signature
  * block of a SIGNED file. */
-#include "decompress.h"
-#include "json.h"
-#include "msgpack.h"
+#include "../codecs/decompress.h"
+#include "../codecs/json.h"
+#include "../codecs/msgpack.h"
 #include <stdlib.h>
 #include <string.h>
 

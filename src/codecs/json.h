@@ -1,10 +1,10 @@
-/* json.h — a strict JSON reader (RFC 8259) for file headers.
+/* codecs/json.h — a strict JSON reader (RFC 8259) for file headers.
  * Refuses: invalid UTF-8, trailing garbage, duplicate object keys, lone surrogates,
  * raw control characters in strings, nesting deeper than MLRT_MAX_JSON_DEPTH. */
 #ifndef MLRT_JSON_H
 #define MLRT_JSON_H
 
-#include "internal.h"
+#include "../internal.h"
 
 typedef enum mlrt_json_type {
     MLRT_JSON_NULL, MLRT_JSON_FALSE, MLRT_JSON_TRUE, MLRT_JSON_NUMBER,

@@ -1,4 +1,4 @@
-/* zstd.c — a Zstandard frame decoder written from RFC 8878, decoding one frame straight into
+/* codecs/zstd.c — a Zstandard frame decoder written from RFC 8878, decoding one frame straight into
  * the caller's buffer (so the whole output is the window: no ring buffer, no copies).
  *
  *   frame    = magic 0xFD2FB528, header, block+, [checksum: low 32 bits of XXH64(content), LE]
@@ -15,7 +15,7 @@
  * bit marks where the data starts; each must be consumed exactly. FSE table descriptions are read
  * forward. Offsets in messages count from the start of the input. */
 #include "decompress.h"
-#include "internal.h"
+#include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
 

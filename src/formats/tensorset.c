@@ -1,5 +1,5 @@
-/* tensorset.c — the validated list of tensors that SafeTensors, BinTensors and .apr v2 files share. */
-#include "internal.h"
+/* formats/tensorset.c — the validated list of tensors that SafeTensors, BinTensors and .apr v2 files share. */
+#include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
 

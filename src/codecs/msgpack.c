@@ -1,4 +1,4 @@
-/* msgpack.c — MessagePack to JSON (see msgpack.h), and shortest float formatting. */
+/* codecs/msgpack.c — MessagePack to JSON (see msgpack.h), and shortest float formatting. */
 #include "msgpack.h"
 #include <stdlib.h>
 #include <string.h>

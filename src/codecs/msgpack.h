@@ -1,4 +1,4 @@
-/* msgpack.h — a strict MessagePack reader that turns one value into JSON text (the metadata of
+/* codecs/msgpack.h — a strict MessagePack reader that turns one value into JSON text (the metadata of
  * .apr v1 files), and the shortest-decimal float formatting it uses.
  *
  * Every MessagePack type is read: nil, bool, positive/negative fixint, (u)int 8/16/32/64,
@@ -18,7 +18,7 @@
 #ifndef MLRT_MSGPACK_H
 #define MLRT_MSGPACK_H
 
-#include "internal.h"
+#include "../internal.h"
 
 /* Metadata JSON nests one level inside the info/inspect object, which must stay within
  * MLRT_MAX_JSON_DEPTH for mlrt's own JSON reader. */

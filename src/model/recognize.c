@@ -1,4 +1,4 @@
-/* recognize.c — which model a set of named tensors is.
+/* model/recognize.c — which model a set of named tensors is.
  *
  *   linear regression    'coefficients' [n] + 'intercept' [1], or 'weights' [n] + 'bias' [1] when
  *                        metadata model_type is "linear_regression" (aprender's .apr v2 files)
@@ -8,8 +8,8 @@
  *   MLP (aprender)       '0', '1', ... in parameter order: weight [out, in], then bias [out]
  * MLP activations come from __metadata__ "activations" ("relu,relu,softmax"); by default
  * ReLU between layers and softmax at the end (identity when there is a single output).
- * APR_Q8 / APR_Q4 weights stay quantized (kernels_quant.c); GGUF Q4_K / Q6_K are dequantized to f32 at load. */
-#include "internal.h"
+ * APR_Q8 / APR_Q4 weights stay quantized (kernels/quant.c); GGUF Q4_K / Q6_K are dequantized to f32 at load. */
+#include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
 

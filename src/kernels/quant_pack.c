@@ -1,9 +1,9 @@
-/* quant_pack.c — APR_Q8 / APR_Q4 weights from the file into the layouts of kernels_quant.c (once
+/* kernels/quant_pack.c — APR_Q8 / APR_Q4 weights from the file into the layouts of kernels/quant.c (once
  * per load, built for size), their checks, and the way back to f32 (biases, mlrt_layer_weights).
  *   APR_Q8  f32 scale, then one int8 per element:           w[e] = q[e] * scale
  *   APR_Q4  per 32 elements: f16 scale + 16 bytes; element e of a block is the low nibble of byte
  *           e/2 when e is even, the high nibble when odd:     w[e] = (nibble - 8) * scale[e / 32] */
-#include "internal.h"
+#include "../internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* kernels_quant.c — dense layers whose weights stay quantized in memory (.apr v2 APR_Q8 / APR_Q4).
+/* kernels/quant.c — dense layers whose weights stay quantized in memory (.apr v2 APR_Q8 / APR_Q4).
  *
  * Formats in the file (flattened [out][in] tensor, element e):
  *   APR_Q8  f32 scale, then one int8 per element:           w[e] = q[e] * scale
@@ -14,7 +14,7 @@
  * The groups bound the i32 sums (no overflow for any `in`) and, for Q4, carry the block scale:
  * a file block of 32 elements may straddle two rows when in % 32 != 0, but a run of gcd(in, 32)
  * elements starting at a row offset that is a multiple of it never does.
- * Weights are packed in panels of 8 outputs like the f32 kernels (kernels_dense.c), interleaved in
+ * Weights are packed in panels of 8 outputs like the f32 kernels (kernels/dense.c), interleaved in
  * bands of up to 4 panels (32 outputs) so that one pointer walks a band (internal.h, mlrt_q*_at):
  *   Q8  [band][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair and panel)
  *   Q4  [band][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad and panel)
@@ -23,7 +23,7 @@
  * pairs (Q8) or its groups holding a nonzero input (Q4) — blank image borders, ReLU zeros.
  * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
  * exact and the f32 steps are the same, both builds give the same bits. */
-#include "internal.h"
+#include "../internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
-/* crc32.c — CRC-32/ISO-HDLC (the zlib/PNG/.apr crc): reflected polynomial 0xEDB88320,
+/* codecs/crc32.c — CRC-32/ISO-HDLC (the zlib/PNG/.apr crc): reflected polynomial 0xEDB88320,
  * register preset to 0xFFFFFFFF and inverted at the end. Slicing-by-8: eight bytes per step.
  *
  *   table[0][b]     = crc of the single byte b (register starting at 0, no final inversion)
  *   table[k][b]     = table[0][b] advanced through k more zero bytes
  * so a step folds 8 input bytes into the register with 8 independent lookups. */
 #include "decompress.h"
-#include "internal.h"
+#include "../internal.h"
 
 #define POLY 0xEDB88320u
 

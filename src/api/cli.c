@@ -1,10 +1,10 @@
-/* cli.c — the mlrt command line (built for WASI as wasm/mlrt-wasi.wasm, and natively).
+/* api/cli.c — the mlrt command line (built for WASI as wasm/mlrt-wasi.wasm, and natively).
  *
  *   mlrt inspect FILE          format, model kind, tensors and metadata as JSON
  *   mlrt predict FILE INPUT    INPUT: raw little-endian f32 (n x inputs values) or a JSON
  *                              array (flat, or of rows); prints the outputs as JSON
  * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
-#include "json.h"
+#include "../codecs/json.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

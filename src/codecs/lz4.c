@@ -1,4 +1,4 @@
-/* lz4.c — one raw LZ4 block (the LZ4 block format; what lz4_flex::compress_prepend_size
+/* codecs/lz4.c — one raw LZ4 block (the LZ4 block format; what lz4_flex::compress_prepend_size
  * writes after its u32 size prefix).
  *
  *   block    = sequence*, the last one literals-only
@@ -11,7 +11,7 @@
  * The decoder stops when the input ends right after a sequence's literals; that must be the
  * moment the output reaches out_len. */
 #include "decompress.h"
-#include "internal.h"
+#include "../internal.h"
 #include <string.h>
 
 #define FMT "lz4"

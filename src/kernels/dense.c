@@ -1,4 +1,4 @@
-/* kernels_dense.c — dense layers: y = act(W x + b), for one row or a tile of rows.
+/* kernels/dense.c — dense layers: y = act(W x + b), for one row or a tile of rows.
  *
  * Weights are packed at load into panels of MLRT_PANEL outputs:
  *   w[p][i][j] = W[p * MLRT_PANEL + j][i]
@@ -6,7 +6,7 @@
  * loads, multiplied by the broadcast input. Every weight is read once per row block,
  * front to back. Written with GCC/Clang vector extensions: SIMD128 when compiled with
  * -msimd128, SSE on x86 natively, and plain scalar code in the scalar wasm build. */
-#include "internal.h"
+#include "../internal.h"
 #include <math.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* apr_v2.c — aprender's .apr v2 tensor container ("APR\0"; "APR2" in older files).
+/* formats/apr_v2.c — aprender's .apr v2 tensor container ("APR\0"; "APR2" in older files).
  *
  *   header    64 bytes: magic, u8 major (2), u8 minor, u16 flags, u32 tensor count,
  *             u64 metadata offset (64), u32 metadata size, u64 index offset, u64 data offset,
@@ -12,9 +12,9 @@
  * Both checksums are verified (aprender checks only the header's). Refused: compression,
  * encryption and signing flags (aprender's v2 writer sets them without doing any of it), the
  * column-major layout, unknown flags, overlapping tensors, and any byte range out of place. */
-#include "decompress.h"
-#include "json.h"
-#include "msgpack.h"
+#include "../codecs/decompress.h"
+#include "../codecs/json.h"
+#include "../codecs/msgpack.h"
 #include <stdlib.h>
 #include <string.h>
 

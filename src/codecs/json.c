@@ -1,4 +1,4 @@
-/* json.c — strict JSON reader into an arena-allocated tree. */
+/* codecs/json.c — strict JSON reader into an arena-allocated tree. */
 #include "json.h"
 #include <stdlib.h>
 #include <string.h>
