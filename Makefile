@@ -8,15 +8,15 @@ FUZZ_SECONDS ?= 60
 
 # src/ by layer: codecs (bytes -> values), formats (files -> tensors or models), kernels (the hot
 # loops), model (what runs), api (load, wasm exports, CLI).
-CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
+CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c \
-          src/formats/apr_v1.c src/formats/apr_v2.c
-KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c
-MODEL   = src/model/model.c src/model/recognize.c
+          src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c
+KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c
+MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c
 CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
-HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h
+HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h
 
-WASM_API = alloc free error_code error_message status_name load dispose info predict inspect layer_weights
+WASM_API = alloc free error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -25,7 +25,7 @@ WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%))
 # Objects are compiled at -O3 and linked at -O1: at -O2 and above, Binaryen inlines every
 # single-caller function into one huge export, which V8 then optimises slowly and with
 # several MB of memory, and whose register pressure spills the kernels' accumulators.
-EMCFLAGS = -O3 -std=c11
+EMCFLAGS = -O3 -std=c11 -ffp-contract=off
 EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
          -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB -sTOTAL_STACK=64KB -sMALLOC=emmalloc \
          -sFILESYSTEM=0 -sERROR_ON_UNDEFINED_SYMBOLS=1
@@ -35,7 +35,7 @@ WASM_OPT ?= wasm-opt
 # (Features: only SIMD is enabled, for the SIMD build, so the pass cannot introduce new ones.)
 WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0
 WASM_SRC = $(CORE) src/api/wasm.c
-WARN = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+WARN = -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
@@ -68,8 +68,9 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
 WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
-             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack
-$(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Os -std=c11
+             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
+             formats/apr_trees formats/apr_kmeans model/classic codecs/bincode
+$(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Os -std=c11 -ffp-contract=off
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	@mkdir -p wasm
@@ -82,7 +83,7 @@ wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 	$(WASM_OPT) $(WASM_OPT_FLAGS) $@ -o $@
 
 wasm/mlrt-wasi.wasm: $(CORE) src/api/cli.c $(HDRS)
-	$(CLANG) --target=wasm32-wasi -O3 -msimd128 -Wl,--strip-debug $(CORE) src/api/cli.c -o $@
+	$(CLANG) --target=wasm32-wasi -O3 -ffp-contract=off -msimd128 -Wl,--strip-debug $(CORE) src/api/cli.c -o $@
 
 build/bench/limits.wasm: bench/limits.c
 	@mkdir -p $(dir $@)
@@ -99,7 +100,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/harness.h $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 
@@ -124,7 +125,7 @@ build/models/mnist-mlp.q8.apr: build/models/mnist-mlp.safetensors $(APR_WRITER)
 # ---- fuzzing (clang + libFuzzer) ----
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(CORE) $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(CORE) -lm -o $@
+	$(CLANG) -g -O1 -ffp-contract=off -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(CORE) -lm -o $@
 
 fuzz: $(FUZZERS)
 

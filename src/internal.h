@@ -28,6 +28,8 @@
  * zero-padded width ("%04x"). */
 mlrt_status mlrt_fail(mlrt_error *err, mlrt_status code, const char *fmt, ...);
 int mlrt_vformat(char *buf, size_t cap, const char *fmt, va_list ap);
+/* Like mlrt_fail's formatting into buf [cap]; returns the length written (cut to fit). */
+int mlrt_format_to(char *buf, size_t cap, const char *fmt, ...);
 
 /* ---- a growable byte string (JSON output, messages) ---- */
 typedef struct mlrt_buf {
@@ -155,9 +157,56 @@ static inline size_t mlrt_q4_scale_at(const mlrt_dense *d, size_t o, size_t g) {
     return o / 32 * 32 * (size_t)(d->in / d->group) + g * 8 * mlrt_qband_np(d, o) + o % 32;
 }
 
+/* ---- trees, forests, k-means (formats/apr_trees.c, formats/apr_kmeans.c, model/classic.c, kernels/tree.c) ---- */
+#define MLRT_MAX_TREE_DEPTH 4096           /* levels below a root; deeper trees are refused */
+#define MLRT_MAX_TREE_NODES (1u << 26)     /* nodes in one model */
+#define MLRT_MAX_CLASSES    65536          /* distinct class labels */
+
+typedef struct mlrt_tree_node {
+    uint32_t feature;               /* a split goes left when x[feature] <= v.threshold (NaN goes right); a leaf: 0 */
+    union {
+        float threshold;            /* a split */
+        float value;                /* a regressor's leaf */
+        uint32_t cls;               /* a classifier's leaf: index into mlrt_forest.classes */
+    } v;
+    uint32_t left, right;           /* the children's indices in mlrt_forest.nodes; a leaf points to itself twice */
+} mlrt_tree_node;
+
+/* A decision tree is a forest of one. */
+typedef struct mlrt_forest {
+    bool regression;
+    uint32_t n_trees;
+    uint32_t n_nodes, n_leaves;
+    uint32_t max_depth;             /* the deepest tree's levels below its root (0: a lone leaf) */
+    mlrt_tree_node *nodes;          /* [n_nodes]: each tree in pre-order (left child = parent + 1), tree after tree */
+    uint32_t *root;                 /* [n_trees] */
+    uint32_t *depth;                /* [n_trees] */
+    uint32_t *classes;              /* [n_classes] classifiers: the stored labels, ascending */
+    uint32_t n_classes;
+    uint32_t *at;                   /* [tile_rows] scratch: each row's node while walking a tree */
+} mlrt_forest;
+
+typedef struct mlrt_kmeans {
+    uint32_t k, dim;
+    float *c;                       /* [ceil(k/4)][dim][4]: centroid q's coordinate j at (q/4 * dim + j) * 4 + q % 4;
+                                     * four centroids side by side, one per SIMD lane (padding lanes 0) */
+} mlrt_kmeans;
+
+/* What an .apr v1 payload decoded as, for info and inspect ("RandomForestClassifier", "E2"). */
+typedef struct mlrt_payload_desc {
+    const char *estimator;          /* aprender's Rust type */
+    const char *layout;             /* "E1" / "E2" (trees), "legacy" / "current" (KMeans) */
+} mlrt_payload_desc;
+
 struct mlrt_model {
     mlrt_format format;
     mlrt_kind kind;
+    mlrt_task task;
+    uint32_t n_classes;
+    uint32_t *classes;              /* [n_classes] classification: the labels, ascending */
+    mlrt_forest *forest;            /* decision_tree / random_forest, else NULL */
+    mlrt_kmeans *kmeans;            /* kmeans, else NULL */
+    mlrt_payload_desc payload;      /* .apr v1 classical models: what the payload decoded as */
     mlrt_dtype dtype;               /* element type of the weights in the file */
     uint32_t n_layers;
     mlrt_dense *layers;             /* [n_layers] */
@@ -188,12 +237,28 @@ mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtyp
                              const mlrt_dense_src *src, uint32_t n_layers,
                              const mlrt_tensorset *ts, mlrt_error *err);
 
+/* Trees, forests and k-means (model/classic.c): take ownership of f / km (freed on failure too). */
+mlrt_model *mlrt_model_forest(mlrt_kind kind, uint32_t in_size, mlrt_forest *f, mlrt_payload_desc desc,
+                              const mlrt_tensorset *ts, mlrt_error *err);
+mlrt_model *mlrt_model_kmeans(mlrt_kmeans *km, mlrt_payload_desc desc, const mlrt_tensorset *ts, mlrt_error *err);
+void mlrt_forest_free(mlrt_forest *f);
+mlrt_status mlrt_classic_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err);
+void mlrt_kmeans_free(mlrt_kmeans *km);
+/* Sets a dense model's task and classes from its shape (model.c). */
+mlrt_status mlrt_model_dense_task(mlrt_model *m);
+/* The model's members of info after "kind" (task, classes, trees, clusters, payload), for info and inspect. */
+void mlrt_model_facts_json(mlrt_buf *b, const mlrt_model *m);
+
 /* Format readers that build models. */
 mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err);
 /* ---- .apr v1 (apr_v1.c): one model in a checksummed container ---- */
 /* aprender's model types (the v1 header's u16); the ones mlrt runs: */
 #define MLRT_APR_LINEAR_REGRESSION 0x0001
 #define MLRT_APR_LOGISTIC_REGRESSION 0x0002
+#define MLRT_APR_DECISION_TREE 0x0003
+#define MLRT_APR_RANDOM_FOREST 0x0004
+#define MLRT_APR_KMEANS 0x0006
+#define MLRT_APR_NGRAM_LM 0x0010
 #define MLRT_APR_NEURAL_SEQUENTIAL 0x0020
 const char *mlrt_apr_type_name(uint16_t code);                   /* "LinearRegression"; NULL if unknown */
 bool mlrt_apr_type_from_name(const char *name, uint16_t *code);
@@ -211,7 +276,15 @@ typedef struct mlrt_apr_v1 {
 mlrt_status mlrt_read_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt_apr_v1 *f, mlrt_error *err);
 /* Decrypts nothing: an encrypted payload is MLRT_ERR_ENCRYPTED. Does not free f. */
 mlrt_model *mlrt_apr_v1_model(const mlrt_apr_v1 *f, mlrt_error *err);
+/* More members for inspect about a payload that makes no model (NgramLm: "\"ngram\":{...}"), malloc'd, or NULL. */
+char *mlrt_apr_v1_payload_json(const mlrt_apr_v1 *f);
 mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_error *err);
+/* The classical payloads (formats/apr_trees.c, formats/apr_kmeans.c): raw is the decompressed bincode. */
+mlrt_model *mlrt_apr_tree_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err);
+mlrt_model *mlrt_apr_forest_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err);
+mlrt_model *mlrt_apr_kmeans_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err);
+/* NgramLm: validates the payload and describes it as JSON members ("\"ngram\":{...}"), malloc'd. */
+mlrt_status mlrt_apr_ngram_describe(const uint8_t *raw, size_t n, char **json, mlrt_error *err);
 
 /* Element conversion for weights. */
 float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype);  /* float dtypes only */
@@ -226,6 +299,13 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
+
+/* ---- tree and k-means kernels (kernels/tree.c) ---- */
+/* Walks one tree (root, depth levels) for rows [0, rows) of x [rows][stride]: at[r] = the leaf row r ends in. */
+void mlrt_tree_walk(const mlrt_tree_node *nodes, uint32_t root, uint32_t depth, const float *x, size_t stride,
+                    size_t rows, uint32_t *at);
+/* d[r][q] = sum_j (x[r][j] - c[q][j])^2 in f32, j ascending, for q < km->k (d: [rows][km->k]). */
+void mlrt_kmeans_distances(const mlrt_kmeans *km, const float *x, size_t rows, float *d);
 
 /* ---- quantized kernels (kernels/quant.c) ---- */
 /* Packs an APR_Q8 / APR_Q4 weight [out][in] from the file into d (d->in, out, out_padded set);

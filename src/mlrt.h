@@ -44,7 +44,7 @@ typedef enum mlrt_status {
     MLRT_ERR_NON_FINITE = 17,      /* a weight or an input is NaN or infinite */
     MLRT_ERR_CHECKSUM_MISMATCH = 18,     /* a stored CRC32 differs from the one of the bytes (.apr) */
     MLRT_ERR_UNSUPPORTED_VERSION = 19,   /* a container version mlrt does not read (.apr) */
-    MLRT_ERR_UNSUPPORTED_MODEL_TYPE = 20,/* an .apr model type mlrt cannot run (KMeans, ...) */
+    MLRT_ERR_UNSUPPORTED_MODEL_TYPE = 20,/* an .apr model type mlrt cannot run (NgramLm, GradientBoosting, ...) */
     MLRT_ERR_MODEL_TYPE_MISMATCH = 21,   /* the file holds another model type than the caller expected */
     MLRT_ERR_ENCRYPTED = 22,             /* an encrypted .apr payload: the host must decrypt it first */
     MLRT_ERR_INVALID_MSGPACK = 23,       /* MessagePack metadata that does not parse */
@@ -69,8 +69,20 @@ typedef enum mlrt_format {
 typedef enum mlrt_kind {
     MLRT_KIND_MLP = 1,                 /* dense layers, activation per layer */
     MLRT_KIND_LINEAR_REGRESSION = 2,   /* y = w.x + b, one output */
-    MLRT_KIND_LOGISTIC_REGRESSION = 3  /* p = sigmoid(w.x + b), one output */
+    MLRT_KIND_LOGISTIC_REGRESSION = 3, /* p = sigmoid(w.x + b), one output */
+    MLRT_KIND_DECISION_TREE = 4,       /* aprender DecisionTreeClassifier / DecisionTreeRegressor */
+    MLRT_KIND_RANDOM_FOREST = 5,       /* aprender RandomForestClassifier / RandomForestRegressor */
+    MLRT_KIND_KMEANS = 6               /* aprender KMeans */
 } mlrt_kind;
+
+/* What the outputs of mlrt_predict mean:
+ *   classification  one score per class, in mlrt_class_label order (a tree: one-hot of its leaf;
+ *                   a forest: vote shares; an MLP: its outputs; logistic regression: p(class 1))
+ *   regression      the predicted values (one for trees, forests and linear regression)
+ *   clustering      the squared distance to each centroid (KMeans) */
+typedef enum mlrt_task {
+    MLRT_TASK_CLASSIFICATION = 1, MLRT_TASK_REGRESSION = 2, MLRT_TASK_CLUSTERING = 3
+} mlrt_task;
 
 /* Element types, numbered as the SafeTensors/BinTensors Dtype enum up to MLRT_U64; then the
  * block-quantized types of .apr v2, which have no whole number of bytes per element. */
@@ -102,7 +114,7 @@ typedef struct mlrt_model mlrt_model;
 mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err);
 
 typedef struct mlrt_load_options {
-    /* NULL, or the aprender model type the file must hold ("LinearRegression", "LogisticRegression",
+    /* NULL, or the aprender model type the file must hold ("LinearRegression", "DecisionTree",
      * "NeuralSequential", ... as in .apr v1 headers); another one is MLRT_ERR_MODEL_TYPE_MISMATCH.
      * .apr v1 files are checked by their header's type right after the header is read; every
      * other file by the model it builds: mlp = NeuralSequential, linear_regression =
@@ -113,15 +125,23 @@ mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt
                                     mlrt_error *err);
 void mlrt_free(mlrt_model *model);
 
-/* Inference. in: inputs floats (x n), out: outputs floats (x n). Inputs must be finite. */
+/* Inference. in: inputs floats (x n), out: outputs floats (x n). Inputs must be finite, except
+ * for trees and forests, where a NaN feature goes right at every split on it (as in aprender). */
 mlrt_status mlrt_predict(mlrt_model *model, const float *in, float *out, mlrt_error *err);
 mlrt_status mlrt_predict_batch(mlrt_model *model, const float *in, size_t n, float *out, mlrt_error *err);
+/* One label per row (x n): a classifier's class label as stored (the best score; ties go to the
+ * smallest label), or KMeans' nearest centroid (ties: the lowest index). Regressors have no
+ * labels: MLRT_ERR_INVALID_ARGUMENT. */
+mlrt_status mlrt_predict_labels(mlrt_model *model, const float *in, size_t n, uint32_t *labels, mlrt_error *err);
 
 /* Introspection. */
 size_t mlrt_input_size(const mlrt_model *model);
 size_t mlrt_output_size(const mlrt_model *model);
 mlrt_format mlrt_model_format(const mlrt_model *model);
 mlrt_kind mlrt_model_kind(const mlrt_model *model);
+mlrt_task mlrt_model_task(const mlrt_model *model);
+size_t mlrt_class_count(const mlrt_model *model);               /* classifiers; 0 otherwise */
+uint32_t mlrt_class_label(const mlrt_model *model, size_t i);   /* ascending: 3, 7, 12 as stored */
 mlrt_dtype mlrt_weight_dtype(const mlrt_model *model);   /* as stored in the file */
 uint64_t mlrt_param_count(const mlrt_model *model);
 size_t mlrt_layer_count(const mlrt_model *model);
@@ -142,7 +162,8 @@ void mlrt_string_free(char *s);
 /* Names. */
 const char *mlrt_status_name(mlrt_status code);      /* "BAD_OFFSETS" */
 const char *mlrt_format_name(mlrt_format format);    /* "safetensors" */
-const char *mlrt_kind_name(mlrt_kind kind);          /* "mlp" */
+const char *mlrt_kind_name(mlrt_kind kind);          /* "mlp", "random_forest" */
+const char *mlrt_task_name(mlrt_task task);          /* "classification" */
 const char *mlrt_dtype_name(mlrt_dtype dtype);       /* "F32" */
 const char *mlrt_activation_name(mlrt_activation a); /* "relu" */
 size_t mlrt_dtype_size(mlrt_dtype dtype);            /* bytes per element; 0 for block-quantized types */

@@ -33,6 +33,18 @@ const char *mlrt_kind_name(mlrt_kind k) {
     case MLRT_KIND_MLP: return "mlp";
     case MLRT_KIND_LINEAR_REGRESSION: return "linear_regression";
     case MLRT_KIND_LOGISTIC_REGRESSION: return "logistic_regression";
+    case MLRT_KIND_DECISION_TREE: return "decision_tree";
+    case MLRT_KIND_RANDOM_FOREST: return "random_forest";
+    case MLRT_KIND_KMEANS: return "kmeans";
+    }
+    return "unknown";
+}
+
+const char *mlrt_task_name(mlrt_task t) {
+    switch (t) {
+    case MLRT_TASK_CLASSIFICATION: return "classification";
+    case MLRT_TASK_REGRESSION: return "regression";
+    case MLRT_TASK_CLUSTERING: return "clustering";
     }
     return "unknown";
 }
@@ -167,6 +179,15 @@ mlrt_status mlrt_fail(mlrt_error *err, mlrt_status code, const char *fmt, ...) {
         va_end(ap);
     }
     return code;
+}
+
+int mlrt_format_to(char *buf, size_t cap, const char *fmt, ...) {
+    if (!cap) return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = mlrt_vformat(buf, cap, fmt, ap);
+    va_end(ap);
+    return (size_t)n < cap ? n : (int)cap - 1;
 }
 
 /* ------------------------------------------------------------- buffers */

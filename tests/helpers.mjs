@@ -217,7 +217,8 @@ export function msgpack(v) {
   return concat(mpLength(entries.length, 0x80, 15, null, 0xde, 0xdf), ...entries.flatMap(([k, x]) => [msgpack(k), msgpack(x)]));
 }
 
-export const APR_TYPE = { LinearRegression: 1, LogisticRegression: 2, KMeans: 6, NeuralSequential: 0x20, Custom: 0xff };
+export const APR_TYPE = { LinearRegression: 1, LogisticRegression: 2, DecisionTree: 3, RandomForest: 4, GradientBoosting: 5, KMeans: 6,
+  NeuralSequential: 0x20, Custom: 0xff };
 export const APR_DEFAULT_META = { created_at: '1700000000', aprender_version: '0.0.0-test' };
 
 /** Writes the last 4 bytes: the crc32 of everything before them (after a test edited the file). */

@@ -18,7 +18,40 @@ export class MlrtError extends Error {
 }
 
 export type Format = 'bin' | 'safetensors' | 'bintensors' | 'apr';
-export type ModelKind = 'mlp' | 'linear_regression' | 'logistic_regression';
+export type ModelKind = 'mlp' | 'linear_regression' | 'logistic_regression' | 'decision_tree' | 'random_forest' | 'kmeans';
+/** What predict's outputs mean: per-class scores, predicted values, or distances to centroids. */
+export type Task = 'classification' | 'regression' | 'clustering';
+
+/** Trees and forests: `info.trees`. */
+export interface TreeFacts {
+  /** 1 for a decision tree. */
+  readonly count: number;
+  /** The deepest tree's levels below its root (0: a lone leaf). */
+  readonly depth: number;
+  readonly nodes: number;
+  readonly leaves: number;
+  /** The input width: n_features (classifier), x_train's columns (forest), else the widest feature used + 1. */
+  readonly nFeatures: number;
+}
+
+/** What an .apr v1 classical payload decoded as. */
+export interface PayloadInfo {
+  /** aprender's Rust type, e.g. 'RandomForestClassifier', 'DecisionTreeRegressor', 'KMeans'. */
+  readonly estimator: string;
+  /** Trees: 'E1' (before impurity / n_node_samples) or 'E2'; KMeans: 'legacy' or 'current' (with n_init). */
+  readonly layout: 'E1' | 'E2' | 'legacy' | 'current';
+}
+
+/** An aprender-shell NgramLm (MarkovModel): described by inspect, not run. */
+export interface NgramInfo {
+  readonly estimator: 'MarkovModel';
+  readonly n: number;
+  readonly contexts: number;
+  readonly transitions: number;
+  readonly commands: number;
+  readonly totalCommands: number;
+  readonly lastTrainedPos: number;
+}
 export type DType =
   | 'BOOL' | 'U8' | 'I8' | 'F8_E5M2' | 'F8_E4M3' | 'I16' | 'U16' | 'F16' | 'BF16'
   | 'I32' | 'U32' | 'F32' | 'F64' | 'I64' | 'U64'
@@ -84,6 +117,15 @@ export interface Inspection {
   readonly modelKind?: ModelKind;
   /** Present when they do not: why loadFromBytes would refuse them. */
   readonly notAModel?: { readonly code: MlrtErrorCode; readonly message: string };
+  /** With modelKind: as in ModelInfo. */
+  readonly task?: Task;
+  readonly classes?: readonly number[];
+  readonly trees?: TreeFacts;
+  readonly clusters?: number;
+  readonly nFeatures?: number;
+  readonly payload?: PayloadInfo;
+  /** NgramLm files. */
+  readonly ngram?: NgramInfo;
   readonly metadata: Metadata;
   readonly apr?: AprContainer;
   /** Empty for .apr v1 (one bincode payload, no tensor list). */
@@ -99,12 +141,26 @@ export interface LayerInfo {
 export interface ModelInfo {
   readonly format: Format;
   readonly kind: ModelKind;
+  readonly task: Task;
+  /** Classification: the class labels as stored (3, 7, 12), ascending; predict's scores are in this
+   * order. MLPs: 0..outputSize-1; logistic regression and one-output sigmoid MLPs: [0, 1]. */
+  readonly classes?: readonly number[];
+  /** Decision trees and random forests. */
+  readonly trees?: TreeFacts;
+  /** KMeans: the number of centroids (= outputSize) and their width (= inputSize). */
+  readonly clusters?: number;
+  readonly nFeatures?: number;
+  /** .apr v1 trees, forests and KMeans. */
+  readonly payload?: PayloadInfo;
   readonly inputSize: number;
   readonly outputSize: number;
   /** Element type of the weights in the file: float types run as f32; APR_Q8 / APR_Q4 stay quantized. */
   readonly dtype: DType;
+  /** Dense: weights and biases; trees: nodes; KMeans: centroid coordinates. */
   readonly params: number;
-  /** Bytes of weights held in memory (packed weights and their quantization scales; biases not counted). */
+  /** Bytes of weights held in memory (packed weights and their quantization scales; biases not counted;
+   * trees: their 16-byte nodes, roots and classes; KMeans: the centroids). A forest's training set
+   * is checked at load and not kept. */
   readonly weightBytes: number;
   readonly layers: readonly LayerInfo[];
   readonly metadata: Metadata;
@@ -128,7 +184,7 @@ export interface SignatureInfo {
 
 export interface LoadOptions {
   /** The aprender model type the file must hold, else MODEL_TYPE_MISMATCH. .apr v1 files are checked
-   * by their header's type; others by the model they make: mlp = 'NeuralSequential',
+   * by their header's type ('DecisionTree', 'RandomForest', 'KMeans', ...); others by the model they make: mlp = 'NeuralSequential',
    * linear_regression = 'LinearRegression', logistic_regression = 'LogisticRegression'. */
   expect?: AprModelType;
 }
@@ -155,10 +211,17 @@ export type Argon2idFunction = (password: Uint8Array, salt: Uint8Array) => Promi
 export interface Model {
   readonly info: ModelInfo;
   readonly disposed: boolean;
-  /** One input of info.inputSize finite numbers. */
+  /** One input of info.inputSize finite numbers (trees and forests also take NaN: it goes right at
+   * every split). Returns info.outputSize values: per-class scores in info.classes order (a tree:
+   * one-hot; a forest: vote shares), the regressed value, or KMeans' squared distance to each centroid. */
   predict(input: Float32Array | Float64Array | readonly number[]): Float32Array;
   /** n inputs, row after row: n * info.inputSize numbers. Returns n * info.outputSize. */
   predictBatch(inputs: Float32Array | Float64Array | readonly number[], n: number): Float32Array;
+  /** A classifier's class label as stored (ties: the smallest label), or KMeans' nearest centroid
+   * (ties: the lowest index). Regressors throw INVALID_ARGUMENT. */
+  predictLabel(input: Float32Array | Float64Array | readonly number[]): number;
+  /** n inputs, row after row: one label each. */
+  predictLabels(inputs: Float32Array | Float64Array | readonly number[], n: number): Uint32Array;
   /** Layer i's weights as f32 (quantized weights dequantized), for converters and writers. */
   layerWeights(i: number): LayerWeights;
   /** Returns the model's memory to the wasm heap. Safe to call twice. */

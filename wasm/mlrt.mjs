@@ -286,6 +286,14 @@ class Runtime {
   _predict(handles, inPtr, n, outPtr) {
     if (this.#x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
   }
+
+  _predictLabels(handles, inPtr, n, outPtr) {
+    if (this.#x.mlrt_wasm_predict_labels(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
+  }
+
+  _u32() {
+    return new Uint32Array(this.#x.memory.buffer);
+  }
 }
 
 function asBytes(bytes, what) {
@@ -321,7 +329,7 @@ class Model {
   constructor(rt, handles, info) {
     this.#rt = rt;
     this.#h = handles;
-    /** { format, kind, inputSize, outputSize, dtype, params, weightBytes, layers, metadata } */
+    /** { format, kind, task, classes?, trees?, clusters?, inputSize, outputSize, dtype, params, weightBytes, layers, metadata } */
     this.info = info;
   }
 
@@ -356,6 +364,48 @@ class Model {
       return rt._f32().slice(outPtr >> 2, (outPtr >> 2) + n * outputSize);
     } finally {
       rt._free(inPtr);
+    }
+  }
+
+  /**
+   * The label of one input: a classifier's class label as stored (info.classes; ties go to the
+   * smallest label), or KMeans' nearest centroid index (ties: the lowest). Regressors throw
+   * INVALID_ARGUMENT.
+   */
+  predictLabel(input) {
+    this.#live('predictLabel');
+    this.#noLabels('predictLabel');
+    const { inputSize } = this.info;
+    checkInputs(input, inputSize, 'predictLabel');
+    const rt = this.#rt, inPtr = this.#h.io, outPtr = inPtr + inputSize * 4; // io holds outputSize >= 1 floats
+    rt._f32().set(input, inPtr >> 2);
+    rt._predictLabels(this.#h, inPtr, 1, outPtr);
+    return rt._u32()[outPtr >> 2];
+  }
+
+  /** n inputs, row after row -> Uint32Array(n) of labels (see predictLabel). */
+  predictLabels(inputs, n) {
+    this.#live('predictLabels');
+    this.#noLabels('predictLabels');
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new MlrtError('INVALID_ARGUMENT', `predictLabels: n must be a positive integer, got ${n}`);
+    }
+    const { inputSize } = this.info;
+    checkInputs(inputs, n * inputSize, 'predictLabels');
+    const rt = this.#rt;
+    const inPtr = rt._alloc(n * (inputSize + 1) * 4), outPtr = inPtr + n * inputSize * 4;
+    try {
+      rt._f32().set(inputs, inPtr >> 2);
+      rt._predictLabels(this.#h, inPtr, n, outPtr);
+      return rt._u32().slice(outPtr >> 2, (outPtr >> 2) + n);
+    } finally {
+      rt._free(inPtr);
+    }
+  }
+
+  #noLabels(what) {
+    if (this.info.task === 'regression') {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: a ${this.info.kind} regressor predicts values, not labels: use predict`);
     }
   }
 

@@ -50,7 +50,8 @@ static mlrt_status read_tensors(const uint8_t *b, size_t n, file_kind k, mlrt_te
 
 /* The aprender model type of a model mlrt built (for the expect option). */
 static uint16_t aprender_type(mlrt_kind kind) {
-    return kind == MLRT_KIND_MLP ? MLRT_APR_NEURAL_SEQUENTIAL
+    return kind == MLRT_KIND_DECISION_TREE ? MLRT_APR_DECISION_TREE : kind == MLRT_KIND_RANDOM_FOREST ? MLRT_APR_RANDOM_FOREST
+         : kind == MLRT_KIND_KMEANS ? MLRT_APR_KMEANS : kind == MLRT_KIND_MLP ? MLRT_APR_NEURAL_SEQUENTIAL
          : kind == MLRT_KIND_LINEAR_REGRESSION ? MLRT_APR_LINEAR_REGRESSION : MLRT_APR_LOGISTIC_REGRESSION;
 }
 
@@ -141,17 +142,26 @@ static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
     return b.data;
 }
 
-/* ts's description; m: the model it makes, or NULL and why not. Frees m. */
-static char *inspect_tensorset(const mlrt_tensorset *ts, mlrt_model *m, const mlrt_error *why, mlrt_error *err) {
+/* ts's description; m: the model it makes, or NULL and why not; more: members about the payload,
+ * or NULL. Frees m. */
+static char *inspect_tensorset(const mlrt_tensorset *ts, mlrt_model *m, const mlrt_error *why, const char *more,
+                               mlrt_error *err) {
     mlrt_buf b = {0};
     mlrt_buf_printf(&b, "{\"format\":\"%s\",", mlrt_format_name(ts->format));
-    if (m) mlrt_buf_printf(&b, "\"modelKind\":\"%s\",", mlrt_kind_name(m->kind));
-    else {
+    if (m) {
+        mlrt_buf_printf(&b, "\"modelKind\":\"%s\"", mlrt_kind_name(m->kind));
+        mlrt_model_facts_json(&b, m);
+        mlrt_buf_puts(&b, ",");
+    } else {
         mlrt_buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why->code));
         mlrt_buf_json_string(&b, why->message, strlen(why->message));
         mlrt_buf_puts(&b, "},");
     }
     mlrt_free(m);
+    if (more) {
+        mlrt_buf_puts(&b, more);
+        mlrt_buf_puts(&b, ",");
+    }
     mlrt_buf_puts(&b, "\"metadata\":");
     mlrt_json_metadata(&b, ts);
     if (ts->extra_json) {
@@ -186,13 +196,15 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     if (k == KIND_APR_V1) {
         mlrt_apr_v1 f;
         if (mlrt_read_apr_v1(bytes, len, 0, &f, err)) return NULL;
-        js = inspect_tensorset(&f.ts, mlrt_apr_v1_model(&f, &why), &why, err);
+        char *more = mlrt_apr_v1_payload_json(&f);
+        js = inspect_tensorset(&f.ts, mlrt_apr_v1_model(&f, &why), &why, more, err);
+        free(more);
         mlrt_tensorset_free(&f.ts);
         return js;
     }
     mlrt_tensorset ts;
     if (read_tensors(bytes, len, k, &ts, err)) return NULL;
-    js = inspect_tensorset(&ts, mlrt_model_from_tensors(bytes, &ts, &why), &why, err);
+    js = inspect_tensorset(&ts, mlrt_model_from_tensors(bytes, &ts, &why), &why, NULL, err);
     mlrt_tensorset_free(&ts);
     return js;
 }

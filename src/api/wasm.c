@@ -37,6 +37,11 @@ EXPORT int mlrt_wasm_predict(mlrt_model *m, const float *in, size_t n, float *ou
     return mlrt_predict_batch(m, in, n, out, &last_error);
 }
 
+/* n rows: in is n x inputs floats, labels is n uint32. Returns a status. */
+EXPORT int mlrt_wasm_predict_labels(mlrt_model *m, const float *in, size_t n, uint32_t *labels) {
+    return mlrt_predict_labels(m, in, n, labels, &last_error);
+}
+
 /* A malloc'd JSON string (free with mlrt_wasm_free), or 0 with the error set. */
 EXPORT char *mlrt_wasm_inspect(const uint8_t *bytes, size_t len) {
     return mlrt_inspect(bytes, len, &last_error);

@@ -20,6 +20,7 @@
  * Stricter than aprender: the payload must decompress to exactly the uncompressed size and be
  * consumed exactly, and bytes between the payload and the CRC are only allowed as the signature
  * block of a SIGNED file. */
+#include "../codecs/bincode.h"
 #include "../codecs/decompress.h"
 #include "../codecs/json.h"
 #include "../codecs/msgpack.h"
@@ -269,93 +270,34 @@ static mlrt_status decompress(const mlrt_apr_v1 *f, const uint8_t **raw, uint8_t
 
 /* ================================================================ payload */
 
-typedef struct payload {
-    const uint8_t *p;
-    size_t n, pos;
-    const char *type;   /* the model type's name, for messages */
-    mlrt_error *err;
-} payload;
-
-static mlrt_status take(payload *c, size_t k, const char *what, const uint8_t **at) {
-    if (c->n - c->pos < k)
-        return mlrt_fail(c->err, MLRT_ERR_TRUNCATED, FMT ": %s payload ends at byte %zu inside %s", c->type, c->n, what);
-    *at = c->p + c->pos;
-    c->pos += k;
-    return MLRT_OK;
-}
-
-/* A bool or an Option tag: one byte, 0 or 1. */
-static mlrt_status tag(payload *c, const char *what, bool *v) {
-    const uint8_t *p = NULL;
-    mlrt_status st = take(c, 1, what, &p);
-    if (st) return st;
-    if (*p > 1)
-        return mlrt_fail(c->err, MLRT_ERR_BAD_PAYLOAD, FMT ": %s payload byte %zu: %s is %u, not 0 or 1", c->type,
-                         c->pos - 1, what, *p);
-    *v = *p;
-    return MLRT_OK;
-}
-
-static mlrt_status u64(payload *c, const char *what, uint64_t *v) {
-    const uint8_t *p = NULL;
-    mlrt_status st = take(c, 8, what, &p);
-    if (!st) *v = mlrt_rd_u64(p);
-    return st;
-}
-
-/* An enum's u32 variant index in 0..count-1. */
-static mlrt_status variant(payload *c, const char *what, uint32_t count, uint32_t *v) {
-    const uint8_t *p = NULL;
-    mlrt_status st = take(c, 4, what, &p);
-    if (st) return st;
-    *v = mlrt_rd_u32(p);
-    if (*v >= count)
-        return mlrt_fail(c->err, MLRT_ERR_BAD_PAYLOAD, FMT ": %s payload byte %zu: %s variant %u is not one of 0..%u",
-                         c->type, c->pos - 4, what, *v, count - 1);
-    return MLRT_OK;
-}
-
-/* A Vec<f32>: u64 count, then the floats. */
-static mlrt_status floats(payload *c, const char *what, const uint8_t **data, uint64_t *count) {
-    mlrt_status st = u64(c, what, count);
-    if (st) return st;
-    if (*count > (c->n - c->pos) / 4)
-        return mlrt_fail(c->err, MLRT_ERR_TRUNCATED, FMT ": %s payload byte %zu: %s declares %llu floats but %zu bytes remain",
-                         c->type, c->pos - 8, what, (unsigned long long)*count, c->n - c->pos);
-    return take(c, (size_t)*count * 4, what, data);
-}
-
-static mlrt_status consumed(payload *c) {
-    if (c->pos != c->n)
-        return mlrt_fail(c->err, MLRT_ERR_SIZE_MISMATCH, FMT ": %s payload is %zu bytes but its fields end at byte %zu",
-                         c->type, c->n, c->pos);
-    return MLRT_OK;
+static mlrt_status floats(mlrt_bincode *c, const char *what, const uint8_t **data, uint64_t *count) {
+    return mlrt_bc_vec(c, what, 4, "floats", data, count);
 }
 
 /* LogisticRegression after tol: ClassWeight, l2_penalty, FitMode (the current 8-field layout). */
-static mlrt_status logistic_tail(payload *c) {
+static mlrt_status logistic_tail(mlrt_bincode *c) {
     uint32_t v;
     uint64_t n;
     const uint8_t *p = NULL;
-    mlrt_status st = variant(c, "class_weight", 3, &v);
+    mlrt_status st = mlrt_bc_variant(c, "class_weight", 3, &v);
     if (!st && v == 2) st = floats(c, "class_weight Manual", &p, &n);
-    if (!st) st = take(c, 4, "l2_penalty", &p);
-    if (!st) st = variant(c, "fit_mode", 3, &v);
-    if (!st && v == 2) st = u64(c, "fit_mode MiniBatch", &n);
+    if (!st) st = mlrt_bc_take(c, 4, "l2_penalty", &p);
+    if (!st) st = mlrt_bc_variant(c, "fit_mode", 3, &v);
+    if (!st && v == 2) st = mlrt_bc_u64(c, "fit_mode MiniBatch", &n);
     return st;
 }
 
-static mlrt_model *regression(payload *c, const mlrt_apr_v1 *f, bool logistic) {
+static mlrt_model *regression(mlrt_bincode *c, const mlrt_apr_v1 *f, bool logistic) {
     bool fitted = false, fit_intercept;
     const uint8_t *coef = NULL, *icpt = NULL, *p;
     uint64_t n = 0, max_iter;
-    mlrt_status st = tag(c, "the coefficients' Option tag", &fitted);
+    mlrt_status st = mlrt_bc_tag(c, "the coefficients' Option tag", &fitted);
     if (!st && fitted) st = floats(c, "coefficients", &coef, &n);
-    if (!st) st = take(c, 4, "intercept", &icpt);
-    if (!st && !logistic) st = tag(c, "fit_intercept", &fit_intercept);
+    if (!st) st = mlrt_bc_take(c, 4, "intercept", &icpt);
+    if (!st && !logistic) st = mlrt_bc_tag(c, "fit_intercept", &fit_intercept);
     if (!st && logistic) {
-        if (!(st = take(c, 4, "learning_rate", &p)) && !(st = u64(c, "max_iter", &max_iter)))
-            st = take(c, 4, "tol", &p);
+        if (!(st = mlrt_bc_take(c, 4, "learning_rate", &p)) && !(st = mlrt_bc_u64(c, "max_iter", &max_iter)))
+            st = mlrt_bc_take(c, 4, "tol", &p);
         size_t five = c->pos;
         if (!st && c->pos != c->n && !(st = logistic_tail(c)) && c->pos != c->n)
             st = mlrt_fail(c->err, MLRT_ERR_SIZE_MISMATCH,
@@ -363,7 +305,7 @@ static mlrt_model *regression(payload *c, const mlrt_apr_v1 *f, bool logistic) {
                                "the 8-field layout at byte %zu",
                            c->n, five, c->pos);
     }
-    if (!st) st = consumed(c);
+    if (!st) st = mlrt_bc_consumed(c);
     if (st) return NULL;
     if (!fitted) {
         mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, FMT ": the %s has no coefficients: it was never fitted", c->type);
@@ -380,13 +322,13 @@ static mlrt_model *regression(payload *c, const mlrt_apr_v1 *f, bool logistic) {
                             MLRT_F32, &src, 1, &f->ts, c->err);
 }
 
-static mlrt_model *sequential(payload *c, const mlrt_apr_v1 *f) {
+static mlrt_model *sequential(mlrt_bincode *c, const mlrt_apr_v1 *f) {
     static const char *const names[4] = {"w1", "b1", "w2", "b2"};
     const uint8_t *p[4] = {0};
     uint64_t len[4];
     mlrt_status st = MLRT_OK;
     for (int i = 0; i < 4 && !st; i++) st = floats(c, names[i], &p[i], &len[i]);
-    if (st || consumed(c)) return NULL;
+    if (st || mlrt_bc_consumed(c)) return NULL;
     uint64_t hid = len[1], out = len[3], in = hid ? len[0] / hid : 0;
     if (hid == 0 || out == 0 || in == 0 || hid > MLRT_MAX_DIM || out > MLRT_MAX_DIM || in > MLRT_MAX_DIM ||
         in * hid != len[0] || hid * out != len[2]) {
@@ -403,29 +345,73 @@ static mlrt_model *sequential(payload *c, const mlrt_apr_v1 *f) {
     return mlrt_model_build(MLRT_FORMAT_APR, MLRT_KIND_MLP, MLRT_F32, src, 2, &f->ts, c->err);
 }
 
-mlrt_model *mlrt_apr_v1_model(const mlrt_apr_v1 *f, mlrt_error *err) {
+/* Types aprender cannot write: they have no serde Serialize, so format::save cannot take them. */
+static bool never_written(uint16_t type) {
+    return type == 0x0005 || type == 0x0007 || type == 0x0008 || type == 0x0009 || type == 0x000A || type == 0x0011 ||
+           type == 0x0012;
+}
+
+/* The type must be one mlrt reads and the payload not encrypted; then *raw is the bincode payload
+ * (in the file or in *buf, which the caller frees). */
+static mlrt_status open_payload(const mlrt_apr_v1 *f, const uint8_t **raw, uint8_t **buf, mlrt_error *err) {
     const char *name = mlrt_apr_type_name(f->type);
-    if (f->type != MLRT_APR_LINEAR_REGRESSION && f->type != MLRT_APR_LOGISTIC_REGRESSION &&
-        f->type != MLRT_APR_NEURAL_SEQUENTIAL) {
-        mlrt_fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
-                  FMT ": model type %s (0x%04x) is not supported; mlrt runs LinearRegression, LogisticRegression and NeuralSequential",
-                  name, f->type);
-        return NULL;
+    *buf = NULL;
+    if (never_written(f->type))
+        return mlrt_fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
+                         FMT ": model type %s (0x%04x) is not supported: aprender itself writes no such payload (its %s types "
+                             "cannot be serialized), so this file did not come from aprender",
+                         name, f->type, name);
+    switch (f->type) {
+    case MLRT_APR_LINEAR_REGRESSION: case MLRT_APR_LOGISTIC_REGRESSION: case MLRT_APR_NEURAL_SEQUENTIAL:
+    case MLRT_APR_DECISION_TREE: case MLRT_APR_RANDOM_FOREST: case MLRT_APR_KMEANS: case MLRT_APR_NGRAM_LM:
+        break;
+    default:
+        return mlrt_fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
+                         FMT ": model type %s (0x%04x) is not supported; mlrt runs LinearRegression, LogisticRegression, "
+                             "DecisionTree, RandomForest, KMeans and NeuralSequential",
+                         name, f->type);
     }
-    if (f->flags & FLAG_ENCRYPTED) {
-        mlrt_fail(err, MLRT_ERR_ENCRYPTED,
-                  FMT ": the payload is encrypted (flag 0x01); loading it needs the JavaScript host with the password or key");
-        return NULL;
-    }
+    if (f->flags & FLAG_ENCRYPTED)
+        return mlrt_fail(err, MLRT_ERR_ENCRYPTED,
+                         FMT ": the payload is encrypted (flag 0x01); loading it needs the JavaScript host with the password or key");
+    return decompress(f, raw, buf, err);
+}
+
+mlrt_model *mlrt_apr_v1_model(const mlrt_apr_v1 *f, mlrt_error *err) {
     const uint8_t *raw;
     uint8_t *buf;
-    if (decompress(f, &raw, &buf, err)) {
+    if (open_payload(f, &raw, &buf, err)) {
         free(buf);
         return NULL;
     }
-    payload c = {raw, f->raw_size, 0, name, err};
-    mlrt_model *m = f->type == MLRT_APR_NEURAL_SEQUENTIAL ? sequential(&c, f)
-                                                          : regression(&c, f, f->type == MLRT_APR_LOGISTIC_REGRESSION);
+    mlrt_bincode c = {raw, f->raw_size, 0, mlrt_apr_type_name(f->type), err};
+    mlrt_model *m = NULL;
+    char *ngram = NULL;
+    switch (f->type) {
+    case MLRT_APR_NEURAL_SEQUENTIAL: m = sequential(&c, f); break;
+    case MLRT_APR_DECISION_TREE: m = mlrt_apr_tree_model(raw, f->raw_size, &f->ts, err); break;
+    case MLRT_APR_RANDOM_FOREST: m = mlrt_apr_forest_model(raw, f->raw_size, &f->ts, err); break;
+    case MLRT_APR_KMEANS: m = mlrt_apr_kmeans_model(raw, f->raw_size, &f->ts, err); break;
+    case MLRT_APR_NGRAM_LM:
+        if (!mlrt_apr_ngram_describe(raw, f->raw_size, &ngram, err))
+            mlrt_fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
+                      FMT ": NgramLm (aprender-shell's MarkovModel) suggests shell commands; it takes no input vector, so mlrt "
+                          "can inspect it but not run it");
+        free(ngram);
+        break;
+    default: m = regression(&c, f, f->type == MLRT_APR_LOGISTIC_REGRESSION); break;
+    }
     free(buf);
     return m;
+}
+
+char *mlrt_apr_v1_payload_json(const mlrt_apr_v1 *f) {
+    const uint8_t *raw;
+    uint8_t *buf;
+    char *json = NULL;
+    mlrt_error ignored;
+    if (f->type == MLRT_APR_NGRAM_LM && !open_payload(f, &raw, &buf, &ignored))
+        mlrt_apr_ngram_describe(raw, f->raw_size, &json, &ignored);
+    if (f->type == MLRT_APR_NGRAM_LM) free(buf);
+    return json;
 }

@@ -54,6 +54,9 @@ float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype) {
 
 void mlrt_free(mlrt_model *m) {
     if (!m) return;
+    if (m->forest) mlrt_forest_free(m->forest); /* owns m->classes */
+    else free(m->classes);
+    mlrt_kmeans_free(m->kmeans);
     for (uint32_t i = 0; i < m->n_layers; i++) {
         free(m->layers[i].w);
         free(m->layers[i].b);
@@ -162,8 +165,10 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
 
 MLRT_SMALL static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) {
     mlrt_buf b = {0};
-    mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu,\"layers\":[",
-                    mlrt_format_name(m->format), mlrt_kind_name(m->kind), m->in_size, m->out_size,
+    mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\"", mlrt_format_name(m->format), mlrt_kind_name(m->kind));
+    mlrt_model_facts_json(&b, m);
+    mlrt_buf_printf(&b, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu,\"layers\":[",
+                    m->in_size, m->out_size,
                     mlrt_dtype_name(m->dtype), (unsigned long long)mlrt_param_count(m), (unsigned long long)weight_bytes(m));
     for (uint32_t i = 0; i < m->n_layers; i++)
         mlrt_buf_printf(&b, "%s{\"inputs\":%u,\"outputs\":%u,\"activation\":\"%s\"}", i ? "," : "",
@@ -207,6 +212,11 @@ MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt
         mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
     }
+    if (mlrt_model_dense_task(m)) {
+        mlrt_free(m);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
+    }
     size_t row_bytes = 2 * (size_t)m->max_width * sizeof(float);
     m->tile_rows = MLRT_SCRATCH_BYTES / row_bytes < MLRT_TILE_ROWS ? (uint32_t)(MLRT_SCRATCH_BYTES / row_bytes) : MLRT_TILE_ROWS;
     if (m->tile_rows == 0) m->tile_rows = 1;
@@ -222,7 +232,22 @@ MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt
 
 /* ----------------------------------------------------------- prediction */
 
+/* A dense model's task: a logistic regression or an MLP with a sigmoid or softmax output, or more
+ * than one output, classifies (labels: the output index; one sigmoid output: 0 / 1); else regression. */
+MLRT_SMALL mlrt_status mlrt_model_dense_task(mlrt_model *m) {
+    mlrt_activation last = m->layers[m->n_layers - 1].act;
+    bool classifies = m->kind == MLRT_KIND_LOGISTIC_REGRESSION ||
+                      (m->kind == MLRT_KIND_MLP && (m->out_size > 1 || last == MLRT_ACT_SIGMOID || last == MLRT_ACT_SOFTMAX));
+    m->task = classifies ? MLRT_TASK_CLASSIFICATION : MLRT_TASK_REGRESSION;
+    if (!classifies) return MLRT_OK;
+    m->n_classes = m->out_size == 1 ? 2 : m->out_size;
+    if (!(m->classes = malloc(m->n_classes * sizeof *m->classes))) return MLRT_ERR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < m->n_classes; i++) m->classes[i] = i;
+    return MLRT_OK;
+}
+
 mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    if (m && (m->forest || m->kmeans)) return mlrt_classic_predict(m, in, n, out, err);
     if (!m || !in || !out || n == 0)
         return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "predict: %s", !m ? "no model" : n == 0 ? "batch size is 0" : "NULL buffer");
     for (size_t k = 0; k < n * m->in_size; k++)
@@ -262,11 +287,17 @@ size_t mlrt_input_size(const mlrt_model *m) { return m->in_size; }
 size_t mlrt_output_size(const mlrt_model *m) { return m->out_size; }
 mlrt_format mlrt_model_format(const mlrt_model *m) { return m->format; }
 mlrt_kind mlrt_model_kind(const mlrt_model *m) { return m->kind; }
+mlrt_task mlrt_model_task(const mlrt_model *m) { return m->task; }
+size_t mlrt_class_count(const mlrt_model *m) { return m->n_classes; }
+uint32_t mlrt_class_label(const mlrt_model *m, size_t i) { return i < m->n_classes ? m->classes[i] : 0; }
 mlrt_dtype mlrt_weight_dtype(const mlrt_model *m) { return m->dtype; }
 size_t mlrt_layer_count(const mlrt_model *m) { return m->n_layers; }
 const char *mlrt_model_info_json(const mlrt_model *m) { return m->info_json; }
 
+/* Dense: weights and biases; trees: nodes; k-means: centroid coordinates. */
 MLRT_SMALL uint64_t mlrt_param_count(const mlrt_model *m) {
+    if (m->forest) return m->forest->n_nodes;
+    if (m->kmeans) return (uint64_t)m->kmeans->k * m->kmeans->dim;
     uint64_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) n += (uint64_t)m->layers[i].in * m->layers[i].out + (m->layers[i].has_bias ? m->layers[i].out : 0);
     return n;

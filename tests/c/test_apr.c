@@ -372,7 +372,7 @@ static void test_apr_v1_header_and_sections(void) {
     APR_FAILS(v1_file((v1_spec){1, 0, 0, 0, 0, -1, 96}, default_meta(), lin), MLRT_ERR_SIZE_MISMATCH, "SIGNED flag is not set");
     /* encrypted, unsupported types: refused at load, fine for inspect */
     APR_FAILS(v1_file((v1_spec){1, 0, 1, 0, 0, 7, 0}, default_meta(), lin), MLRT_ERR_ENCRYPTED, "JavaScript host");
-    APR_FAILS(V1(0x0006, lin), MLRT_ERR_UNSUPPORTED_MODEL_TYPE, "model type KMeans (0x0006) is not supported");
+    APR_FAILS(V1(0x0005, lin), MLRT_ERR_UNSUPPORTED_MODEL_TYPE, "aprender itself writes no such payload");
     APR_FAILS(V1(0x00ff, lin), MLRT_ERR_UNSUPPORTED_MODEL_TYPE, "Custom (0x00ff)");
     LOAD_FAILS(cat(from_hex("41505231"), copy_of(lin.p, lin.n)), MLRT_ERR_UNSUPPORTED, "apr: ", "legacy APR1");
     /* truncated at each section boundary, with a fresh checksum */

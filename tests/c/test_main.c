@@ -1411,6 +1411,7 @@ static void test_trained_models_if_present(void) {
 
 #include "test_apr.c"
 #include "test_quant.c"
+#include "test_trees.c"
 
 typedef struct test_case {
     const char *name;
@@ -1474,6 +1475,10 @@ static const test_case TESTS[] = {
     T(test_quant_models_from_files),
     T(test_quant_malformed),
     T(test_quant_gguf_k_quants),
+    T(test_trees_spec_vectors),
+    T(test_trees_deep_and_classes),
+    T(test_trees_forest_regressor),
+    T(test_trees_malformed),
 };
 
 static int g_passed, g_failed;

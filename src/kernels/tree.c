@@ -1,0 +1,49 @@
+/* kernels/tree.c — decision-tree walks and k-means distances, bit for bit as aprender computes them.
+ *
+ * Trees: every node is 16 bytes (feature, threshold, left, right) and a leaf points to itself,
+ * so one step is the same branch-free select for every row, at a split or at a leaf:
+ *   n = x[n.feature] <= n.threshold ? n.left : n.right        (NaN compares false: goes right)
+ * Rows walk a tree level by level, all rows of the tile at each level: the steps of different rows
+ * are independent (the CPU overlaps their loads), and the tree stays in cache for the whole tile.
+ * The walk stops early once every row sits in a leaf. Only comparisons: exact in every build.
+ *
+ * k-means: d[q] = sum_j (x[j] - c[q][j])^2, summed in f32 in j order like aprender. Four centroids
+ * run side by side, one per SIMD lane; each lane does the same sub, mul and add in the same order
+ * as the scalar loop, so SIMD128 and scalar builds give the same bits (no FMA: -ffp-contract=off). */
+#include "../internal.h"
+
+typedef float v4 __attribute__((vector_size(16)));
+typedef float v4u __attribute__((vector_size(16), aligned(4)));
+
+void mlrt_tree_walk(const mlrt_tree_node *nodes, uint32_t root, uint32_t depth, const float *x, size_t stride,
+                    size_t rows, uint32_t *at) {
+    for (size_t r = 0; r < rows; r++) at[r] = root;
+    for (uint32_t level = 0; level < depth; level++) {
+        /* hot loop: one level for every row */
+        for (size_t r = 0; r < rows; r++) {
+            const mlrt_tree_node *n = &nodes[at[r]];
+            at[r] = x[r * stride + n->feature] <= n->v.threshold ? n->left : n->right;
+        }
+        if ((level & 3) == 3 && level + 1 < depth) { /* every 4 levels: is every row in a leaf? */
+            size_t r = 0;
+            while (r < rows && nodes[at[r]].left == at[r]) r++;
+            if (r == rows) return;
+        }
+    }
+}
+
+void mlrt_kmeans_distances(const mlrt_kmeans *km, const float *x, size_t rows, float *d) {
+    const size_t dim = km->dim, k = km->k;
+    for (size_t r = 0; r < rows; r++, x += dim, d += k) {
+        for (size_t q0 = 0; q0 < k; q0 += 4) {
+            const float *c = km->c + q0 * dim; /* (q0/4 * dim) * 4 */
+            v4 acc = {0, 0, 0, 0};
+            /* hot loop: four centroids at once, coordinates in order */
+            for (size_t j = 0; j < dim; j++) {
+                v4 t = (v4){x[j], x[j], x[j], x[j]} - *(const v4u *)(c + 4 * j);
+                acc = acc + t * t;
+            }
+            for (size_t l = 0; l < 4 && q0 + l < k; l++) d[q0 + l] = acc[l];
+        }
+    }
+}
