@@ -150,6 +150,7 @@ async function inspectReport(rt, path, options) {
   if (info.apr) report.apr = info.apr;
   if (info.modelKind) report.modelKind = info.modelKind;
   if (info.notAModel) report.notAModel = info.notAModel;
+  for (const k of ['task', 'classes', 'trees', 'clusters', 'nFeatures', 'payload', 'ngram']) if (info[k] !== undefined) report[k] = info[k];
   if (info.apr?.magic === 'APRN') {
     report.encrypted = Boolean(info.apr.encrypted);
     const publicKey = options['public-key'] !== undefined ? await readKey(options['public-key'], 'public key') : undefined;
@@ -177,7 +178,16 @@ function inspectText(r) {
   const a = r.apr;
   row('format', a ? `apr ${a.magic === 'APRN' ? 'v1' : 'v2'} (${a.magic.replace('\0', '\\0')} ${a.version})` : r.format);
   if (a?.modelType) row('model type', `${a.modelType} (0x${a.modelTypeCode.toString(16).padStart(4, '0')})`);
-  row('model', r.modelKind ?? `none: ${r.notAModel.code} ${r.notAModel.message}`);
+  row('model', r.modelKind ? `${r.modelKind}${r.task ? ` (${r.task})` : ''}` : `none: ${r.notAModel.code} ${r.notAModel.message}`);
+  if (r.payload) row('payload', `${r.payload.estimator}, ${r.payload.layout} layout`);
+  if (r.trees) {
+    row('trees', `${r.trees.count} tree${r.trees.count === 1 ? '' : 's'}, depth ${r.trees.depth}, ${r.trees.nodes} nodes (${r.trees.leaves} leaves), ${r.trees.nFeatures} features`);
+  }
+  if (r.clusters !== undefined) row('clusters', `${r.clusters} centroids of ${r.nFeatures} features`);
+  if (r.classes) row('classes', r.classes.length > 20 ? `${r.classes.length}: ${r.classes.slice(0, 20).join(', ')}, ...` : r.classes.join(', '));
+  if (r.ngram) {
+    row('ngram', `${r.ngram.estimator}, n ${r.ngram.n}: ${r.ngram.contexts} contexts, ${r.ngram.transitions} transitions, ${r.ngram.commands} commands (${r.ngram.totalCommands} seen)`);
+  }
   if (a) row('flags', a.flags.length ? a.flags.join(', ') : 'none');
   if (a?.compression) row('compression', `${a.compression} (payload ${a.payloadBytes.byteLength} bytes, ${a.uncompressedSize} uncompressed)`);
   if (a?.qualityScore !== undefined) row('quality', String(a.qualityScore));
@@ -223,6 +233,9 @@ async function convert(rt, [input, output], options) {
   const recipientPublicKey = options.recipient !== undefined ? await readKey(options.recipient, 'recipient public key') : undefined;
 
   const model = await loadModel(rt, input, options);
+  if (!model.info.layers.length) {
+    throw new CliError(`convert: '${input}' holds a ${model.info.kind}; convert writes dense models (mlp, linear and logistic regression) only`);
+  }
   let file = modelToApr(model, { version, quantize, compression: compression ?? 'none', name: options.name, description: options.description });
   // encrypt first, then sign: the signature covers the ciphertext and is checked before decrypting
   if (password !== undefined) file = await aprCrypto.encryptAprV1(file, { password });
@@ -280,21 +293,17 @@ function parseInputs(bytes, inputSize, path) {
   return { batch: n > 1, n, values };
 }
 
-function labelOf(info, out) {
-  if (info.kind === 'logistic_regression') return out[0] >= 0.5 ? 1 : 0;
-  if (info.kind === 'mlp' && info.layers.at(-1).activation === 'softmax') return out.reduce((b, x, i) => (x > out[b] ? i : b), 0);
-  return undefined;
-}
-
+// Every row's output, and its label unless the model is a regressor: a classifier's class label as
+// stored (info.classes), or KMeans' nearest centroid.
 async function predict(rt, [file, input], options) {
   const model = await loadModel(rt, file, options);
-  const { inputSize, outputSize } = model.info;
+  const { inputSize, outputSize, task } = model.info;
   const { batch, n, values } = parseInputs(await readBytes(input, 'input'), inputSize, input);
   const out = model.predictBatch(values, n);
+  const labels = task === 'regression' ? null : model.predictLabels(values, n);
   const rows = Array.from({ length: n }, (_, i) => {
     const o = Array.from(out.subarray(i * outputSize, (i + 1) * outputSize));
-    const label = labelOf(model.info, o);
-    return label === undefined ? { output: o } : { output: o, label };
+    return labels ? { output: o, label: labels[i] } : { output: o };
   });
   process.stdout.write(`${JSON.stringify(batch ? rows : rows[0])}\n`);
 }

@@ -3,6 +3,8 @@
  *   mlrt inspect FILE          format, model kind, tensors and metadata as JSON
  *   mlrt predict FILE INPUT    INPUT: raw little-endian f32 (n x inputs values) or a JSON
  *                              array (flat, or of rows); prints the outputs as JSON
+ *   mlrt labels FILE INPUT     the same inputs; prints one label per row as a JSON array (a
+ *                              classifier's stored class label, KMeans' nearest centroid)
  * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
 #include "../codecs/json.h"
 #include <stdio.h>
@@ -92,7 +94,7 @@ static void print_floats(const float *v, size_t n) {
     putchar(']');
 }
 
-static int cmd_predict(const char *model_path, const char *input_path) {
+static int cmd_predict(const char *model_path, const char *input_path, bool labels) {
     size_t len, count;
     uint8_t *bytes = read_file(model_path, &len);
     if (!bytes) return 1;
@@ -108,8 +110,15 @@ static int cmd_predict(const char *model_path, const char *input_path) {
     else if (in) {
         size_t rows = count / ni;
         float *out = malloc(rows * no * sizeof *out);
-        if (!out) fprintf(stderr, "mlrt: out of memory\n");
-        else if (mlrt_predict_batch(m, in, rows, out, &e)) fail(&e);
+        uint32_t *lab = labels ? malloc(rows * sizeof *lab) : NULL;
+        if (!out || (labels && !lab)) fprintf(stderr, "mlrt: out of memory\n");
+        else if (labels && mlrt_predict_labels(m, in, rows, lab, &e)) fail(&e);
+        else if (labels) {
+            putchar('[');
+            for (size_t r = 0; r < rows; r++) printf(r ? ",%u" : "%u", lab[r]);
+            puts("]");
+            rc = 0;
+        } else if (mlrt_predict_batch(m, in, rows, out, &e)) fail(&e);
         else {
             if (rows > 1) putchar('[');
             for (size_t r = 0; r < rows; r++) {
@@ -120,6 +129,7 @@ static int cmd_predict(const char *model_path, const char *input_path) {
             rc = 0;
         }
         free(out);
+        free(lab);
     }
     free(in);
     mlrt_free(m);
@@ -141,7 +151,9 @@ static int cmd_inspect(const char *path) {
 
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "inspect") == 0) return cmd_inspect(argv[2]);
-    if (argc == 4 && strcmp(argv[1], "predict") == 0) return cmd_predict(argv[2], argv[3]);
-    fprintf(stderr, "usage: mlrt inspect FILE\n       mlrt predict FILE INPUT   (INPUT: raw f32 LE or a JSON array)\n");
+    if (argc == 4 && strcmp(argv[1], "predict") == 0) return cmd_predict(argv[2], argv[3], false);
+    if (argc == 4 && strcmp(argv[1], "labels") == 0) return cmd_predict(argv[2], argv[3], true);
+    fprintf(stderr, "usage: mlrt inspect FILE\n       mlrt predict FILE INPUT   (INPUT: raw f32 LE or a JSON array)\n"
+                    "       mlrt labels FILE INPUT\n");
     return 2;
 }

@@ -11,6 +11,7 @@ import { lz4CompressPrependSize } from './lz4.mjs';
 import { zstdCompress } from './zstd.mjs';
 
 export { crc32, encodeMsgpack, F32, OrderedMap };
+export { decisionTreePayload, randomForestPayload, kmeansPayload, ngramLmPayload } from './classic.mjs';
 
 /** Written as aprender_version when the source metadata has none (the file was not made by aprender). */
 export const WRITER_VERSION = 'mlrt-0.1.0';
@@ -45,7 +46,7 @@ const align64 = (n) => Math.ceil(n / 64) * 64;
 const padTo64 = (b) => (b.length % 64 ? concat([b, new Uint8Array(align64(b.length) - b.length)]) : b);
 
 /** Little-endian bincode 1 writer (fixed-width integers, u64 lengths). */
-class Bincode {
+export class Bincode {
   constructor() { this.parts = []; }
   #le(width, write) { const b = new Uint8Array(width); write(new DataView(b.buffer)); this.parts.push(b); return this; }
   u8(v) { return this.#le(1, (d) => d.setUint8(0, v)); }
@@ -58,6 +59,13 @@ class Bincode {
     this.u64(values.length);
     const b = new Uint8Array(values.length * 4), d = new DataView(b.buffer);
     for (let i = 0; i < values.length; i++) d.setFloat32(4 * i, values[i], true);
+    this.parts.push(b);
+    return this;
+  }
+  /** String: u64 byte count, then UTF-8. */
+  str(s) {
+    const b = utf8.encode(s);
+    this.u64(b.length);
     this.parts.push(b);
     return this;
   }
