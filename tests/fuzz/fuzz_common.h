@@ -116,7 +116,66 @@ static double fuzz_act(mlrt_activation a, double v) {
 }
 
 /* Runs a model on rows of zeros, ones and minus ones, and checks it as described at the top. */
+/* Trees, forests, KMeans: batch = single, every output and label well-formed, and each tree's
+ * leaf for every row found again by a plain pointer walk. */
+static void fuzz_exercise_classic(mlrt_model *m) {
+    size_t in = mlrt_input_size(m), out = mlrt_output_size(m);
+    FUZZ_ASSERT(in >= 1 && out >= 1 && mlrt_layer_count(m) == 0, "in %zu out %zu", in, out);
+    fuzz_check_json_output(mlrt_model_info_json(m));
+    enum { ROWS = 4 };
+    static const float row_value[ROWS] = {0.0f, 1.0f, -1.0f, NAN};
+    size_t rows = m->kmeans ? ROWS - 1 : ROWS; /* KMeans takes finite inputs only */
+    float *x = malloc(ROWS * in * sizeof(float)), *y = malloc(ROWS * out * sizeof(float)), *y1 = malloc(out * sizeof(float));
+    uint32_t labels[ROWS], l1;
+    FUZZ_ASSERT(x && y && y1, "out of memory");
+    for (size_t r = 0; r < ROWS; r++)
+        for (size_t i = 0; i < in; i++) x[r * in + i] = row_value[r] * (float)(i % 3);
+    mlrt_error e;
+    mlrt_status st = mlrt_predict_batch(m, x, rows, y, &e);
+    FUZZ_ASSERT(st == MLRT_OK || (m->kmeans && st == MLRT_ERR_NON_FINITE), "predict_batch: %s", e.message);
+    mlrt_status lst = mlrt_predict_labels(m, x, rows, labels, &e);
+    FUZZ_ASSERT(m->task == MLRT_TASK_REGRESSION ? lst == MLRT_ERR_INVALID_ARGUMENT : lst == st, "labels: %s", e.message);
+    for (size_t r = 0; r < rows && st == MLRT_OK; r++) {
+        FUZZ_ASSERT(mlrt_predict(m, x + r * in, y1, &e) == MLRT_OK, "predict: %s", e.message);
+        FUZZ_ASSERT(memcmp(y1, y + r * out, out * sizeof(float)) == 0, "row %zu: batch differs from single", r);
+        if (lst == MLRT_OK) {
+            FUZZ_ASSERT(mlrt_predict_labels(m, x + r * in, 1, &l1, &e) == MLRT_OK && l1 == labels[r], "row %zu label", r);
+            if (m->kmeans) FUZZ_ASSERT(labels[r] < out, "cluster %u of %zu", labels[r], out);
+        }
+        if (!m->forest) continue;
+        const mlrt_forest *f = m->forest;
+        float sum = 0.0f;
+        bool hit = false;
+        for (uint32_t t = 0; t < f->n_trees; t++) { /* the oracle walk */
+            uint32_t n = f->root[t], steps = 0;
+            while (f->nodes[n].left != n) {
+                const mlrt_tree_node *nd = &f->nodes[n];
+                FUZZ_ASSERT(nd->feature < in && nd->left < f->n_nodes && nd->right < f->n_nodes, "node %u out of range", n);
+                n = x[r * in + nd->feature] <= nd->v.threshold ? nd->left : nd->right;
+                FUZZ_ASSERT(++steps <= f->depth[t], "tree %u is deeper than its depth %u", t, f->depth[t]);
+            }
+            if (f->regression) sum += f->nodes[n].v.value;
+            else {
+                FUZZ_ASSERT(f->nodes[n].v.cls < f->n_classes, "leaf class %u of %u", f->nodes[n].v.cls, f->n_classes);
+                hit |= y[r * out + f->nodes[n].v.cls] > 0;
+            }
+        }
+        if (f->regression) FUZZ_ASSERT(y[r] == (m->kind == MLRT_KIND_RANDOM_FOREST ? sum / (float)f->n_trees : sum), "row %zu value", r);
+        else FUZZ_ASSERT(hit, "row %zu: no leaf's class has a score", r);
+        if (!f->regression && lst == MLRT_OK) {
+            bool known = false;
+            for (uint32_t c = 0; c < f->n_classes; c++) known |= f->classes[c] == labels[r];
+            FUZZ_ASSERT(known, "row %zu: label %u is not a class", r, labels[r]);
+        }
+    }
+    free(x), free(y), free(y1);
+}
+
 static void fuzz_exercise_model(mlrt_model *m) {
+    if (m->forest || m->kmeans) {
+        fuzz_exercise_classic(m);
+        return;
+    }
     size_t in = mlrt_input_size(m), out = mlrt_output_size(m), nl = mlrt_layer_count(m);
     FUZZ_ASSERT(in >= 1 && out >= 1 && nl >= 1 && nl <= MLRT_MAX_LAYERS, "in %zu out %zu layers %zu", in, out, nl);
     FUZZ_ASSERT(mlrt_layer(m, 0).inputs == in && mlrt_layer(m, nl - 1).outputs == out, "layer chain ends");
