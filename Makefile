@@ -185,7 +185,11 @@ test: deps
 test-c: build/test_c
 	build/test_c
 
-test-js: $(WASM) $(MODELS) $(APR_MODELS)
+# aprender trees, forests and KMeans from an independent encoder (scikit-learn fits, numpy f32 reference)
+build/apr-models/manifest.json: tests/apr-models/gen.py
+	$(PYTHON3) tests/apr-models/gen.py build/apr-models
+
+test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json
 	$(NODE) --test tests/
 
 test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS) $(APR_MODELS)

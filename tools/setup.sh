@@ -25,6 +25,9 @@ need python3-lz4 /usr/bin/python3 -c 'import lz4.block'
 need python3-zstandard /usr/bin/python3 -c 'import zstandard'
 need python3-cryptography /usr/bin/python3 -c 'import cryptography'
 need python3-argon2 /usr/bin/python3 -c 'import argon2'
+need python3-sklearn /usr/bin/python3 -c 'import sklearn'
+need python3-msgpack /usr/bin/python3 -c 'import msgpack'
+need python3-numpy /usr/bin/python3 -c 'import numpy'
 need nodejs      command -v node
 need npm         command -v npm
 
