@@ -102,3 +102,69 @@ export function mlpToOnnx(w, { opset = 13, irVersion = 8 } = {}) {
   m.msg(8, new PB().string(1, '').int(2, opset)); // opset_import {domain: "", version}
   return m.finish();
 }
+
+// ------------------------------------------------------------------ ONNX-ML tree ensembles
+
+const ATTR_FLOATS = 6, ATTR_INTS = 7, ATTR_STRINGS = 8, ATTR_STRING = 3, INT64 = 7;
+
+function packedInts(values) {
+  const p = new PB();
+  for (const v of values) p._varint(v);
+  return p.finish();
+}
+function packedFloats(values) {
+  const raw = new Uint8Array(values.length * 4), dv = new DataView(raw.buffer);
+  values.forEach((v, k) => dv.setFloat32(4 * k, v, true));
+  return raw;
+}
+function attr(name, type, write) {
+  const a = new PB().string(1, name).int(20, type);
+  write(a);
+  return a;
+}
+
+/**
+ * ONNX-ML TreeEnsembleClassifier for a forest of trees in pre-order ({ feature[], threshold[],
+ * left[], right[], leaf[] } per tree, left = -1 at leaves): BRANCH_LEQ splits (x <= t goes to the
+ * true branch), each leaf votes 1/trees for its class, so "probabilities" are vote shares.
+ * Input "input" [batch, F] float; outputs "label" [batch] int64 and "probabilities" [batch, C].
+ */
+export function forestToOnnx(trees, nFeatures, classes) {
+  const ids = [], nodeIds = [], feats = [], vals = [], modes = [], trueIds = [], falseIds = [];
+  const cTree = [], cNode = [], cId = [], cW = [];
+  const classIndex = new Map(classes.map((c, i) => [c, i]));
+  trees.forEach((t, ti) => {
+    for (let n = 0; n < t.left.length; n++) {
+      const leaf = t.left[n] < 0;
+      ids.push(ti); nodeIds.push(n); feats.push(leaf ? 0 : t.feature[n]); vals.push(leaf ? 0 : t.threshold[n]);
+      modes.push(leaf ? 'LEAF' : 'BRANCH_LEQ'); trueIds.push(leaf ? 0 : t.left[n]); falseIds.push(leaf ? 0 : t.right[n]);
+      if (leaf) { cTree.push(ti); cNode.push(n); cId.push(classIndex.get(t.leaf[n])); cW.push(1 / trees.length); }
+    }
+  });
+  const n = new PB();
+  n.string(1, 'input'); n.string(2, 'label'); n.string(2, 'probabilities');
+  n.string(3, 'forest'); n.string(4, 'TreeEnsembleClassifier'); n.string(7, 'ai.onnx.ml');
+  const ints = (name, v) => n.msg(5, attr(name, ATTR_INTS, (a) => a.bytes(8, packedInts(v))));
+  const floats = (name, v) => n.msg(5, attr(name, ATTR_FLOATS, (a) => a.bytes(7, packedFloats(v))));
+  ints('nodes_treeids', ids); ints('nodes_nodeids', nodeIds); ints('nodes_featureids', feats);
+  floats('nodes_values', vals);
+  n.msg(5, attr('nodes_modes', ATTR_STRINGS, (a) => { for (const m of modes) a.string(9, m); }));
+  ints('nodes_truenodeids', trueIds); ints('nodes_falsenodeids', falseIds);
+  ints('class_treeids', cTree); ints('class_nodeids', cNode); ints('class_ids', cId); floats('class_weights', cW);
+  ints('classlabels_int64s', classes);
+  n.msg(5, attr('post_transform', ATTR_STRING, (a) => a.string(4, 'NONE')));
+  const g = new PB();
+  g.msg(1, n);
+  g.string(2, 'forest');
+  g.msg(11, valueInfo('input', ['batch', nFeatures]));
+  const shape = (dims) => { const s = new PB(); for (const d of dims) s.msg(1, typeof d === 'string' ? new PB().string(2, d) : new PB().int(1, d)); return s; };
+  g.msg(12, new PB().string(1, 'label').msg(2, new PB().msg(1, new PB().int(1, INT64).msg(2, shape(['batch'])))));
+  g.msg(12, new PB().string(1, 'probabilities').msg(2, new PB().msg(1, new PB().int(1, FLOAT).msg(2, shape(['batch', classes.length])))));
+  const m = new PB();
+  m.int(1, 8);
+  m.string(2, 'mlrt-bench');
+  m.msg(7, g);
+  m.msg(8, new PB().string(1, '').int(2, 15));
+  m.msg(8, new PB().string(1, 'ai.onnx.ml').int(2, 3));
+  return m.finish();
+}

@@ -183,7 +183,8 @@ typedef struct mlrt_forest {
     uint32_t *depth;                /* [n_trees] */
     uint32_t *classes;              /* [n_classes] classifiers: the stored labels, ascending */
     uint32_t n_classes;
-    uint32_t *at;                   /* [tile_rows] scratch: each row's node while walking a tree */
+    uint32_t *at;                   /* [max(tile rows, n_trees)] scratch: each row's node while walking a tree, or
+                                     * each tree's leaf for a single row */
 } mlrt_forest;
 
 typedef struct mlrt_kmeans {
@@ -207,6 +208,8 @@ struct mlrt_model {
     mlrt_forest *forest;            /* decision_tree / random_forest, else NULL */
     mlrt_kmeans *kmeans;            /* kmeans, else NULL */
     mlrt_payload_desc payload;      /* .apr v1 classical models: what the payload decoded as */
+    float *label_scores;            /* [label_rows][out_size] classification and clustering: predict_labels' scratch */
+    uint32_t label_rows;
     mlrt_dtype dtype;               /* element type of the weights in the file */
     uint32_t n_layers;
     mlrt_dense *layers;             /* [n_layers] */
@@ -244,6 +247,8 @@ mlrt_model *mlrt_model_kmeans(mlrt_kmeans *km, mlrt_payload_desc desc, const mlr
 void mlrt_forest_free(mlrt_forest *f);
 mlrt_status mlrt_classic_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err);
 void mlrt_kmeans_free(mlrt_kmeans *km);
+/* Allocates predict_labels' scratch for a classifier or a clusterer (classic.c). */
+mlrt_status mlrt_model_label_scratch(mlrt_model *m);
 /* Sets a dense model's task and classes from its shape (model.c). */
 mlrt_status mlrt_model_dense_task(mlrt_model *m);
 /* The model's members of info after "kind" (task, classes, trees, clusters, payload), for info and inspect. */
@@ -304,6 +309,9 @@ void mlrt_activate(mlrt_activation act, float *y, size_t n);
 /* Walks one tree (root, depth levels) for rows [0, rows) of x [rows][stride]: at[r] = the leaf row r ends in. */
 void mlrt_tree_walk(const mlrt_tree_node *nodes, uint32_t root, uint32_t depth, const float *x, size_t stride,
                     size_t rows, uint32_t *at);
+/* One row x through every tree, eight at a time: leaf[t] = the leaf x ends in, in tree t. */
+void mlrt_trees_walk_row(const mlrt_tree_node *nodes, const uint32_t *root, const uint32_t *depth, uint32_t n_trees,
+                         const float *x, uint32_t *leaf);
 /* d[r][q] = sum_j (x[r][j] - c[q][j])^2 in f32, j ascending, for q < km->k (d: [rows][km->k]). */
 void mlrt_kmeans_distances(const mlrt_kmeans *km, const float *x, size_t rows, float *d);
 

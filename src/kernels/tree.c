@@ -5,7 +5,8 @@
  *   n = x[n.feature] <= n.threshold ? n.left : n.right        (NaN compares false: goes right)
  * Rows walk a tree level by level, all rows of the tile at each level: the steps of different rows
  * are independent (the CPU overlaps their loads), and the tree stays in cache for the whole tile.
- * The walk stops early once every row sits in a leaf. Only comparisons: exact in every build.
+ * The walk stops early once every row sits in a leaf. A single row has no other rows to overlap
+ * with: it walks eight trees side by side instead. Only comparisons: exact in every build.
  *
  * k-means: d[q] = sum_j (x[j] - c[q][j])^2, summed in f32 in j order like aprender. Four centroids
  * run side by side, one per SIMD lane; each lane does the same sub, mul and add in the same order
@@ -29,6 +30,25 @@ void mlrt_tree_walk(const mlrt_tree_node *nodes, uint32_t root, uint32_t depth, 
             while (r < rows && nodes[at[r]].left == at[r]) r++;
             if (r == rows) return;
         }
+    }
+}
+
+void mlrt_trees_walk_row(const mlrt_tree_node *nodes, const uint32_t *root, const uint32_t *depth, uint32_t n_trees,
+                         const float *x, uint32_t *leaf) {
+    enum { G = 8 };
+    for (uint32_t t0 = 0; t0 < n_trees; t0 += G) {
+        uint32_t g = n_trees - t0 < G ? n_trees - t0 : G, levels = 0, at[G];
+        for (uint32_t j = 0; j < g; j++) {
+            at[j] = root[t0 + j];
+            if (depth[t0 + j] > levels) levels = depth[t0 + j];
+        }
+        /* hot loop: one level of g trees (a tree already in its leaf stays there) */
+        for (uint32_t level = 0; level < levels; level++)
+            for (uint32_t j = 0; j < g; j++) {
+                const mlrt_tree_node *nd = &nodes[at[j]];
+                at[j] = x[nd->feature] <= nd->v.threshold ? nd->left : nd->right;
+            }
+        for (uint32_t j = 0; j < g; j++) leaf[t0 + j] = at[j];
     }
 }
 

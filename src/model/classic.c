@@ -46,9 +46,20 @@ static mlrt_model *new_model(mlrt_kind kind, mlrt_task task, uint32_t in, uint32
     return m;
 }
 
+enum { LABEL_ROWS = 64 }; /* rows per predict_labels tile */
+
+mlrt_status mlrt_model_label_scratch(mlrt_model *m) {
+    if (m->task == MLRT_TASK_REGRESSION) return MLRT_OK;
+    size_t per = MLRT_SCRATCH_BYTES / 4 / m->out_size;
+    m->label_rows = per < LABEL_ROWS ? (per ? (uint32_t)per : 1) : LABEL_ROWS;
+    m->label_scores = malloc((size_t)m->label_rows * m->out_size * sizeof *m->label_scores);
+    return m->label_scores ? MLRT_OK : MLRT_ERR_OUT_OF_MEMORY;
+}
+
 /* The JSON string of info; frees m and fails when it cannot be made. */
 static mlrt_model *finish(mlrt_model *m, mlrt_payload_desc desc, const mlrt_tensorset *ts, mlrt_error *err) {
     mlrt_buf b = {0};
+    if (mlrt_model_label_scratch(m)) b.oom = true;
     mlrt_buf_printf(&b, "{\"format\":\"apr\",\"kind\":\"%s\"", mlrt_kind_name(m->kind));
     m->payload = desc;
     mlrt_model_facts_json(&b, m);
@@ -78,7 +89,7 @@ mlrt_model *mlrt_model_forest(mlrt_kind kind, uint32_t in_size, mlrt_forest *f, 
                               const mlrt_tensorset *ts, mlrt_error *err) {
     uint32_t out = f->regression ? 1 : f->n_classes;
     mlrt_model *m = new_model(kind, f->regression ? MLRT_TASK_REGRESSION : MLRT_TASK_CLASSIFICATION, in_size, out, err);
-    if (!m || !(f->at = malloc(TREE_TILE * sizeof *f->at))) {
+    if (!m || !(f->at = malloc((f->n_trees > TREE_TILE ? f->n_trees : TREE_TILE) * sizeof *f->at))) {
         mlrt_forest_free(f);
         if (m) mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         free(m);
@@ -122,7 +133,14 @@ static void forest_tile(const mlrt_model *m, const float *x, size_t rows, float 
     const mlrt_forest *f = m->forest;
     const size_t no = m->out_size;
     memset(out, 0, rows * no * sizeof *out);
-    for (uint32_t t = 0; t < f->n_trees; t++) {
+    if (rows == 1) { /* one row: its leaf in every tree, trees side by side; then the same sums in tree order */
+        mlrt_trees_walk_row(f->nodes, f->root, f->depth, f->n_trees, x, f->at);
+        for (uint32_t t = 0; t < f->n_trees; t++) {
+            if (f->regression) out[0] += f->nodes[f->at[t]].v.value;
+            else out[f->nodes[f->at[t]].v.cls] += 1.0f;
+        }
+    }
+    for (uint32_t t = 0; t < f->n_trees && rows > 1; t++) {
         mlrt_tree_walk(f->nodes, f->root[t], f->depth[t], x, m->in_size, rows, f->at);
         if (f->regression)
             for (size_t r = 0; r < rows; r++) out[r] += f->nodes[f->at[r]].v.value; /* f32, tree order */
@@ -190,11 +208,8 @@ mlrt_status mlrt_predict_labels(mlrt_model *m, const float *in, size_t n, uint32
     if (m->task == MLRT_TASK_REGRESSION)
         return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT,
                          "predict_labels: a %s regressor predicts values, not labels: use predict", mlrt_kind_name(m->kind));
-    enum { ROWS = 64 };
-    size_t no = m->out_size, per = MLRT_SCRATCH_BYTES / 4 / no;
-    size_t tile = per < ROWS ? (per ? per : 1) : ROWS;
-    float *scores = malloc(tile * no * sizeof *scores);
-    if (!scores) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "predict_labels: out of memory for %zu scores", tile * no);
+    size_t no = m->out_size, tile = m->label_rows;
+    float *scores = m->label_scores;
     for (size_t r = 0; r < n && !st; r += tile) {
         size_t rows = n - r < tile ? n - r : tile;
         st = mlrt_predict_batch(m, in + r * m->in_size, rows, scores, err);
@@ -205,6 +220,5 @@ mlrt_status mlrt_predict_labels(mlrt_model *m, const float *in, size_t n, uint32
             else labels[r + k] = m->classes[argmax(s, no)];
         }
     }
-    free(scores);
     return st;
 }

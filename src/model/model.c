@@ -57,6 +57,7 @@ void mlrt_free(mlrt_model *m) {
     if (m->forest) mlrt_forest_free(m->forest); /* owns m->classes */
     else free(m->classes);
     mlrt_kmeans_free(m->kmeans);
+    free(m->label_scores);
     for (uint32_t i = 0; i < m->n_layers; i++) {
         free(m->layers[i].w);
         free(m->layers[i].b);
@@ -212,7 +213,7 @@ MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt
         mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
     }
-    if (mlrt_model_dense_task(m)) {
+    if (mlrt_model_dense_task(m) || mlrt_model_label_scratch(m)) {
         mlrt_free(m);
         mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
