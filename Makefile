@@ -100,7 +100,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/harness.h $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 

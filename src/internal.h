@@ -99,10 +99,12 @@ mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, c
 /* The u64 LE length SafeTensors and BinTensors begin with, checked against the limit and the file. */
 mlrt_status mlrt_read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,
                                     uint64_t *len, mlrt_error *err);
-bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out); /* SafeTensors names: BOOL..U64 */
+bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out); /* SafeTensors names: BOOL..U64, F4..C64 */
 /* Bytes that count elements of dtype take (block-quantized: whole blocks); false on overflow. */
 bool mlrt_dtype_bytes(mlrt_dtype dtype, uint64_t count, uint64_t *bytes);
 bool mlrt_dtype_is_quantized(mlrt_dtype dtype);
+bool mlrt_dtype_packs_bits(mlrt_dtype dtype);   /* F4, F6_*: elements share bytes */
+uint32_t mlrt_dtype_block(mlrt_dtype dtype);    /* elements per block (1 for whole-byte types) */
 
 /* ---- format readers: fill *ts from the whole file, validating everything ---- */
 mlrt_status mlrt_read_safetensors(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlrt_error *err);
@@ -221,6 +223,8 @@ struct mlrt_model {
     int32_t *xsum;                  /* quantized layers: the row's sum per Q4 group [max_in_q / 4] */
     uint32_t *xnz;                  /* quantized layers: the row's runs of nonzero Q8 input pairs [max_in_q / 2 + 1][2] */
     char *info_json;                /* mlrt_model_info_json */
+    const char *weight_layout;      /* dense models from tensors: "out_in", "in_out" or "mixed"; else NULL */
+    bool weight_layout_guessed;     /* some layer's orientation was PyTorch's default, not the file's evidence */
 };
 
 /* Weights of one dense layer as the loader found them, before packing. */
@@ -233,6 +237,7 @@ typedef struct mlrt_dense_src {
     const uint8_t *b;               /* [out] in the file, or NULL for no bias */
     mlrt_dtype b_dtype;
     mlrt_activation act;
+    bool w_guessed;                 /* nothing in the file told the orientation: w_in_major is PyTorch's default */
 } mlrt_dense_src;
 
 /* Builds a model from dense layers (packs + converts the weights). */
@@ -283,7 +288,8 @@ mlrt_status mlrt_read_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt_a
 mlrt_model *mlrt_apr_v1_model(const mlrt_apr_v1 *f, mlrt_error *err);
 /* More members for inspect about a payload that makes no model (NgramLm: "\"ngram\":{...}"), malloc'd, or NULL. */
 char *mlrt_apr_v1_payload_json(const mlrt_apr_v1 *f);
-mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_error *err);
+mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_weight_layout layout,
+                                    mlrt_error *err);
 /* The classical payloads (formats/apr_trees.c, formats/apr_kmeans.c): raw is the decompressed bincode. */
 mlrt_model *mlrt_apr_tree_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err);
 mlrt_model *mlrt_apr_forest_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err);

@@ -84,8 +84,9 @@ typedef enum mlrt_task {
     MLRT_TASK_CLASSIFICATION = 1, MLRT_TASK_REGRESSION = 2, MLRT_TASK_CLUSTERING = 3
 } mlrt_task;
 
-/* Element types, numbered as the SafeTensors/BinTensors Dtype enum up to MLRT_U64; then the
- * block-quantized types of .apr v2, which have no whole number of bytes per element. */
+/* Element types, numbered as the BinTensors Dtype enum up to MLRT_U64; then the block-quantized
+ * types of .apr v2, which have no whole number of bytes per element; then the SafeTensors dtypes
+ * added after BinTensors forked (listed by inspect, never run). */
 typedef enum mlrt_dtype {
     MLRT_BOOL = 0, MLRT_U8, MLRT_I8, MLRT_F8_E5M2, MLRT_F8_E4M3, MLRT_I16, MLRT_U16,
     MLRT_F16, MLRT_BF16, MLRT_I32, MLRT_U32, MLRT_F32, MLRT_F64, MLRT_I64, MLRT_U64,
@@ -93,6 +94,11 @@ typedef enum mlrt_dtype {
     MLRT_APR_Q8,  /* one f32 scale per tensor, then one i8 per element */
     MLRT_Q4_K,    /* GGUF: 144 bytes per 256 elements */
     MLRT_Q6_K,    /* GGUF: 210 bytes per 256 elements */
+    MLRT_F4,      /* SafeTensors float4 e2m1: two per byte; the element count must fill whole bytes */
+    MLRT_F6_E2M3, /* SafeTensors float6: four per three bytes, likewise */
+    MLRT_F6_E3M2,
+    MLRT_F8_E8M0, /* SafeTensors 8-bit exponent-only scale */
+    MLRT_C64,     /* SafeTensors complex64: two f32 */
     MLRT_DTYPE_COUNT_
 } mlrt_dtype;
 
@@ -113,6 +119,14 @@ typedef struct mlrt_model mlrt_model;
 /* Loading. Returns NULL and fills *err (err may be NULL) on any problem. */
 mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err);
 
+/* How a tensor file's 2-D dense weights are laid out. PyTorch stores [out][in]; Keras, JAX/Flax
+ * and aprender [in][out]. AUTO decides per layer from the bias shapes, the chain of layer widths
+ * and the names ('kernel': [in][out], 'weight': [out][in]); where nothing decides (square layers
+ * without other hints) it takes PyTorch's order and info says "weightLayoutGuessed": true. */
+typedef enum mlrt_weight_layout {
+    MLRT_LAYOUT_AUTO = 0, MLRT_LAYOUT_OUT_IN = 1, MLRT_LAYOUT_IN_OUT = 2
+} mlrt_weight_layout;
+
 typedef struct mlrt_load_options {
     /* NULL, or the aprender model type the file must hold ("LinearRegression", "DecisionTree",
      * "NeuralSequential", ... as in .apr v1 headers); another one is MLRT_ERR_MODEL_TYPE_MISMATCH.
@@ -120,6 +134,9 @@ typedef struct mlrt_load_options {
      * other file by the model it builds: mlp = NeuralSequential, linear_regression =
      * LinearRegression, logistic_regression = LogisticRegression. */
     const char *expect;
+    /* SafeTensors / BinTensors / .apr v2 dense weights: AUTO, or every layer as given (a bias or a
+     * width that contradicts it is then MLRT_ERR_BAD_DIMENSIONS). */
+    mlrt_weight_layout weight_layout;
 } mlrt_load_options;
 mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt_load_options *options,
                                     mlrt_error *err);

@@ -49,13 +49,23 @@ const char *mlrt_task_name(mlrt_task t) {
     return "unknown";
 }
 
-/* bytes for n elements = ceil(n / block) * block_bytes + header; size: per element, 0 if blocked */
+/* bytes for n elements = ceil(n / block) * block_bytes + header; size: per element, 0 if blocked.
+ * F4 and F6 pack elements across bytes: their count must be a whole number of blocks. */
 static const struct { const char *name; uint8_t size; uint16_t block, block_bytes; uint8_t header; } dtypes[MLRT_DTYPE_COUNT_] = {
     {"BOOL", 1, 1, 1, 0}, {"U8", 1, 1, 1, 0}, {"I8", 1, 1, 1, 0}, {"F8_E5M2", 1, 1, 1, 0}, {"F8_E4M3", 1, 1, 1, 0},
     {"I16", 2, 1, 2, 0}, {"U16", 2, 1, 2, 0}, {"F16", 2, 1, 2, 0}, {"BF16", 2, 1, 2, 0}, {"I32", 4, 1, 4, 0},
     {"U32", 4, 1, 4, 0}, {"F32", 4, 1, 4, 0}, {"F64", 8, 1, 8, 0}, {"I64", 8, 1, 8, 0}, {"U64", 8, 1, 8, 0},
     {"APR_Q4", 0, 32, 18, 0}, {"APR_Q8", 0, 1, 1, 4}, {"Q4_K", 0, 256, 144, 0}, {"Q6_K", 0, 256, 210, 0},
+    {"F4", 0, 2, 1, 0}, {"F6_E2M3", 0, 4, 3, 0}, {"F6_E3M2", 0, 4, 3, 0}, {"F8_E8M0", 1, 1, 1, 0}, {"C64", 8, 1, 8, 0},
 };
+
+bool mlrt_dtype_packs_bits(mlrt_dtype d) {
+    return d == MLRT_F4 || d == MLRT_F6_E2M3 || d == MLRT_F6_E3M2;
+}
+
+uint32_t mlrt_dtype_block(mlrt_dtype d) {
+    return (unsigned)d < MLRT_DTYPE_COUNT_ ? dtypes[d].block : 1;
+}
 
 const char *mlrt_dtype_name(mlrt_dtype d) {
     return (unsigned)d < MLRT_DTYPE_COUNT_ ? dtypes[d].name : "?";
@@ -72,11 +82,12 @@ bool mlrt_dtype_bytes(mlrt_dtype d, uint64_t count, uint64_t *bytes) {
 }
 
 bool mlrt_dtype_is_quantized(mlrt_dtype d) {
-    return d >= MLRT_APR_Q4 && d < MLRT_DTYPE_COUNT_;
+    return d >= MLRT_APR_Q4 && d <= MLRT_Q6_K;
 }
 
 bool mlrt_dtype_from_name(const char *s, size_t n, mlrt_dtype *out) {
-    for (int i = 0; i <= MLRT_U64; i++) {
+    for (int i = 0; i < MLRT_DTYPE_COUNT_; i++) {
+        if (mlrt_dtype_is_quantized((mlrt_dtype)i)) continue; /* .apr's, not SafeTensors names */
         if (strlen(dtypes[i].name) == n && memcmp(dtypes[i].name, s, n) == 0) {
             *out = (mlrt_dtype)i;
             return true;

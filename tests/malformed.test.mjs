@@ -30,11 +30,12 @@ test('.bin: truncated at every section boundary, wrong sizes, bad dims', () => {
   const err = expectCode(assert, load(concat(tiny, new Uint8Array(1))), 'SIZE_MISMATCH');
   assert.match(err.message, /need 124 bytes \(f64\) or 68 bytes \(f32\), but the file is 69 bytes/);
   const dims = (a, b, c) => { const x = tiny.slice(); const dv = new DataView(x.buffer); dv.setInt32(0, a, true); dv.setInt32(4, b, true); dv.setInt32(8, c, true); return x; };
-  expectCode(assert, load(dims(0, 2, 2)), 'BAD_DIMENSIONS', 'inputs 0');
-  expectCode(assert, load(dims(-3, 2, 2)), 'BAD_DIMENSIONS');
-  expectCode(assert, load(dims(3, 2, -1)), 'BAD_DIMENSIONS');
-  expectCode(assert, load(dims(1 << 20, 1 << 20, 2)), 'BAD_DIMENSIONS', 'parameters');   // over the 2^28 cap
-  expectCode(assert, load(dims(2147483647, 2147483647, 2147483647)), 'BAD_DIMENSIONS');     // would overflow
+  // implausible dimensions: not a .bin at all, and the error names every format tried
+  expectCode(assert, load(dims(0, 2, 2)), 'UNKNOWN_FORMAT', 'not a raw .bin (dimensions 0, 2, 2 are not each in 1..16777216)');
+  expectCode(assert, load(dims(-3, 2, 2)), 'UNKNOWN_FORMAT', 'not SafeTensors');
+  expectCode(assert, load(dims(3, 2, -1)), 'UNKNOWN_FORMAT', 'not BinTensors');
+  expectCode(assert, load(dims(1 << 20, 1 << 20, 2)), 'UNKNOWN_FORMAT');                   // over the 2^28 cap
+  expectCode(assert, load(dims(2147483647, 2147483647, 2147483647)), 'UNKNOWN_FORMAT');
   const nan = tiny.slice();
   new DataView(nan.buffer).setFloat32(12 + 4 * 3, NaN, true);
   expectCode(assert, load(nan), 'NON_FINITE', 'weight');
@@ -42,7 +43,7 @@ test('.bin: truncated at every section boundary, wrong sizes, bad dims', () => {
 
 test('safetensors: header length, truncation, JSON, UTF-8', () => {
   expectCode(assert, load(new Uint8Array(5)), 'TRUNCATED');
-  expectCode(assert, load(concat(u64le(1000), enc.encode('{"a":1}'))), 'HEADER_TOO_LARGE');
+  expectCode(assert, load(concat(u64le(1000), enc.encode('{"a":1}'))), 'TRUNCATED', 'cut short');
   expectCode(assert, load(concat(u64le(2 ** 40), enc.encode('{}'))), 'HEADER_TOO_LARGE');
   expectCode(assert, load(concat(u64le(100_000_001), enc.encode('{}'), new Uint8Array(100_000_001))), 'HEADER_TOO_LARGE');
   expectCode(assert, load(st('{"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},}')), 'INVALID_JSON');
@@ -94,8 +95,14 @@ test('safetensors: valid tensors that are not a model still inspect', () => {
   expectCode(assert, load(bytes), 'NOT_A_MODEL', 'embeddings');
   const ints = st({ 'fc.weight': { dtype: 'I32', shape: [1, 2], data_offsets: [0, 8] } });
   expectCode(assert, load(ints), 'NOT_A_MODEL', 'I32');
-  const unchained = safetensorsF32({ 'fc1.weight': [[2, 3], [1, 2, 3, 4, 5, 6]], 'fc2.weight': [[1, 3], [1, 2, 3]] });
-  expectCode(assert, load(unchained), 'BAD_DIMENSIONS', "'fc2' takes 3 inputs but layer 'fc1' gives 2");
+  // [2,3] then [1,3] chain only as [in,out] then [out,in]: read so, and said so
+  const mixed = safetensorsF32({ 'fc1.weight': [[2, 3], [1, 2, 3, 4, 5, 6]], 'fc2.weight': [[1, 3], [1, 2, 3]] });
+  const m = rt.loadFromBytes(mixed);
+  assert.deepEqual([m.info.inputSize, m.info.weightLayout, m.info.weightLayoutGuessed], [2, 'mixed', false]);
+  const unchained = safetensorsF32({ 'fc1.weight': [[2, 3], [1, 2, 3, 4, 5, 6]], 'fc2.weight': [[1, 4], [1, 2, 3, 4]] });
+  expectCode(assert, load(unchained), 'BAD_DIMENSIONS', "'fc2' takes 4 inputs but layer 'fc1' gives 2");
+  expectCode(assert, rt.loadFromBytes.bind(rt, mixed, { weightLayout: 'out_in' }), 'BAD_DIMENSIONS');
+  assert.throws(() => rt.loadFromBytes(mixed, { weightLayout: 'rows' }), (e) => e.code === 'INVALID_ARGUMENT');
 });
 
 // BinTensors in the crate's layout: Option<meta>, Vec<TensorInfo>, index map; space padded.
@@ -144,8 +151,8 @@ test('bintensors: the crate test vector, models, and every malformed class', () 
     const err = (() => { try { rt.loadFromBytes(concat(u64le(meta.length), meta)); } catch (e) { return e; } })();
     assert.ok(err && ['TRUNCATED', 'BAD_HEADER', 'BAD_OFFSETS'].includes(err.code), `cut ${cut}: ${err?.code}`);
   }
-  const badPad = good.slice(); badPad[8 + 15] = 0x41;              // last padding byte
-  expectCode(assert, load(badPad), 'BAD_HEADER', 'unexpected bytes');
+  const badPad = good.slice(); badPad[8 + 15] = 0x41;              // last padding byte: ignored, as the crate does
+  assert.deepEqual(rt.inspect(badPad).tensors.map((x) => x.name), ['w']);
   const bigCount = concat(u64le(8), Uint8Array.of(0, 252, 255, 255, 255, 255, 32, 32));
   expectCode(assert, load(bigCount), 'TRUNCATED');
   const u128 = concat(u64le(8), Uint8Array.of(0, 254, 0, 0, 0, 0, 32, 32));
@@ -157,5 +164,12 @@ test('bintensors: the crate test vector, models, and every malformed class', () 
 
 test('unknown formats and empty input', () => {
   expectCode(assert, load(new Uint8Array(0)), 'TRUNCATED');
-  expectCode(assert, load(enc.encode('GIF89a, definitely not a model file')), 'BAD_DIMENSIONS');
+  const gif = expectCode(assert, load(enc.encode('GIF89a, definitely not a model file')), 'UNKNOWN_FORMAT');
+  assert.match(gif.message, /not \.apr .*not SafeTensors .*not BinTensors .*not a raw \.bin/);
+  expectCode(assert, () => rt.inspect(enc.encode('GIF89a, definitely not a model file')), 'UNKNOWN_FORMAT');
+  for (let seed = 1; seed <= 50; seed++) { // random bytes are not a .bin with absurd dimensions
+    let s = seed;
+    const bytes = Uint8Array.from({ length: 64 + seed * 7 }, () => { s = (s * 1103515245 + 12345) >>> 0; return s >>> 24; });
+    expectCode(assert, load(bytes), 'UNKNOWN_FORMAT');
+  }
 });

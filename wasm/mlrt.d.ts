@@ -152,6 +152,11 @@ export interface ModelInfo {
   readonly nFeatures?: number;
   /** .apr v1 trees, forests and KMeans. */
   readonly payload?: PayloadInfo;
+  /** MLPs from tensor files: how their 2-D weights were read ('mixed': layer by layer). */
+  readonly weightLayout?: 'out_in' | 'in_out' | 'mixed';
+  /** True when some layer's orientation was not decided by the file (square, no bias or name hint):
+   * PyTorch's [out][in] was taken; pass weightLayout to load to say otherwise. */
+  readonly weightLayoutGuessed?: boolean;
   readonly inputSize: number;
   readonly outputSize: number;
   /** Element type of the weights in the file: float types run as f32; APR_Q8 / APR_Q4 stay quantized. */
@@ -183,6 +188,12 @@ export interface SignatureInfo {
 }
 
 export interface LoadOptions {
+  /** How a SafeTensors / BinTensors / .apr v2 file's dense weights are stored: 'out_in' (PyTorch),
+   * 'in_out' (Keras, JAX/Flax, aprender), or 'auto' (default): decided per layer from the bias
+   * shapes, the chain of widths and the names ('kernel' vs 'weight'); where nothing decides
+   * (square layers, no hint) PyTorch's order, and info.weightLayoutGuessed is true. A layout that
+   * the biases or widths contradict is BAD_DIMENSIONS. */
+  weightLayout?: 'auto' | 'out_in' | 'in_out';
   /** The aprender model type the file must hold, else MODEL_TYPE_MISMATCH. .apr v1 files are checked
    * by their header's type ('DecisionTree', 'RandomForest', 'KMeans', ...); others by the model they make: mlp = 'NeuralSequential',
    * linear_regression = 'LinearRegression', logistic_regression = 'LogisticRegression'. */

@@ -178,9 +178,11 @@ class Runtime {
   /**
    * Loads a model from a file's bytes; the bytes may be reused afterwards.
    * options.expect: the aprender model type the file must hold ('LinearRegression', ...).
+   * options.weightLayout: 'auto' (default), 'out_in' (PyTorch) or 'in_out' (Keras, JAX, aprender):
+   * how a tensor file's dense weights are stored; 'auto' decides from biases, widths and names.
    */
   loadFromBytes(bytes, options = {}) {
-    return this._load(bytes, options?.expect, 'loadFromBytes', null);
+    return this._load(bytes, options?.expect, 'loadFromBytes', null, options?.weightLayout);
   }
 
   /**
@@ -197,7 +199,7 @@ class Runtime {
    * DECRYPTION_FAILED, WRONG_RECIPIENT, and loadFromBytes' codes.
    */
   async load(bytes, options = {}) {
-    const { publicKey, password, recipientSecretKey, expect, requireSignature = false, argon2id } = options ?? {};
+    const { publicKey, password, recipientSecretKey, expect, requireSignature = false, argon2id, weightLayout } = options ?? {};
     const file = asBytes(bytes, 'load');
     if (typeof requireSignature !== 'boolean') throw new MlrtError('INVALID_ARGUMENT', 'load: options.requireSignature must be a boolean');
     const wantSignature = publicKey != null || requireSignature;
@@ -207,7 +209,7 @@ class Runtime {
         this.inspect(file); // a file that is no model at all says so first
         throw new MlrtError('NOT_SIGNED', `load: ${publicKey != null ? 'a trusted publicKey was given' : 'requireSignature is set'} but the file is not signed (only .apr v1 files carry signatures)`);
       }
-      return this._load(file, expect, 'load', { signature: NO_SIGNATURE, encrypted: false });
+      return this._load(file, expect, 'load', { signature: NO_SIGNATURE, encrypted: false }, weightLayout);
     }
     const crypto = await import('./apr-crypto.mjs');
     const check = await crypto.verifyAprV1(file, { publicKey }); // throws for a malformed container
@@ -236,13 +238,17 @@ class Runtime {
   }
 
   // loadFromBytes and load: extra members (or null) join info before it is frozen.
-  _load(bytes, expect, what, extra) {
+  _load(bytes, expect, what, extra, weightLayout = 'auto') {
     const x = this.#x;
     if (expect !== undefined && (typeof expect !== 'string' || expect.includes('\0'))) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: options.expect must be a string without NUL`);
     }
+    const layout = WEIGHT_LAYOUTS.indexOf(weightLayout ?? 'auto');
+    if (layout < 0) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: options.weightLayout must be 'auto', 'out_in' or 'in_out', got ${JSON.stringify(weightLayout)}`);
+    }
     const handle = this._withBytes(bytes, what,
-      (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e)));
+      (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e, layout)));
     if (!handle) throw this._error();
     const info = deepFreeze(Object.assign(JSON.parse(this._string(x.mlrt_wasm_info(handle))), extra));
     const handles = { model: handle, io: 0 };
@@ -301,6 +307,9 @@ function asBytes(bytes, what) {
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
 }
+
+// mlrt_weight_layout, by index.
+const WEIGHT_LAYOUTS = ['auto', 'out_in', 'in_out'];
 
 // .apr v1 ("APRN") header flags that load() acts on (byte 21).
 const APR_ENCRYPTED = 0x01;

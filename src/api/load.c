@@ -6,28 +6,44 @@
  *      magic "APR1" (aprender's legacy format)                      -> refused: UNSUPPORTED
  *      (as dimensions or a header length these bytes are beyond every limit, except "APR\0"
  *      followed by four zero bytes: a SafeTensors/BinTensors header of 5,394,497 bytes)
- *   2. the exact .bin size for the dimensions in its first 12 bytes  -> bin
- *   3. byte 8 is '{'                                                -> SafeTensors
+ *   2. the exact .bin size for plausible dimensions in its first 12 bytes -> bin
+ *   3. byte 8, after JSON whitespace, is '{'                         -> SafeTensors
  *   4. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
- *      header length in bytes 0..8 fits the file                     -> BinTensors
- *   5. anything else is read as .bin, whose errors then say what is wrong with it. */
+ *      header length in bytes 0..8 is within the header limit         -> BinTensors
+ *   5. fewer than 12 bytes, or plausible .bin dimensions (each in 1..2^24) -> bin, whose reader
+ *      says TRUNCATED or SIZE_MISMATCH
+ *   6. anything else: UNKNOWN_FORMAT, saying what each format would have needed. */
 #include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
 
-static bool looks_like_bin(const uint8_t *b, size_t n) {
+/* The three i32 dimensions a .bin starts with are each in 1..MLRT_MAX_DIM, with at most
+ * MLRT_MAX_PARAMS parameters (random bytes pass with odds of about 1 in 17 million). */
+static bool bin_dims_plausible(const uint8_t *b, size_t n, uint64_t *params) {
     if (n < 12) return false;
-    int32_t in = (int32_t)mlrt_rd_u32(b), hid = (int32_t)mlrt_rd_u32(b + 4), out = (int32_t)mlrt_rd_u32(b + 8);
-    if (in <= 0 || hid <= 0 || out <= 0) return false;
-    uint64_t p = (uint64_t)in * (uint64_t)hid + (uint64_t)hid * (uint64_t)out + (uint64_t)hid + (uint64_t)out;
-    return p <= MLRT_MAX_PARAMS && (n == 12 + p * 4 || n == 12 + p * 8);
+    uint32_t in = mlrt_rd_u32(b), hid = mlrt_rd_u32(b + 4), out = mlrt_rd_u32(b + 8);
+    if (in == 0 || hid == 0 || out == 0 || in > MLRT_MAX_DIM || hid > MLRT_MAX_DIM || out > MLRT_MAX_DIM) return false;
+    *params = (uint64_t)in * hid + (uint64_t)hid * out + hid + out;
+    return *params <= MLRT_MAX_PARAMS;
 }
 
-typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS, KIND_APR_V1, KIND_APR_V2, KIND_APR_LEGACY } file_kind;
+static bool looks_like_bin(const uint8_t *b, size_t n) {
+    uint64_t p;
+    return bin_dims_plausible(b, n, &p) && (n == 12 + p * 4 || n == 12 + p * 8);
+}
+
+typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS, KIND_APR_V1, KIND_APR_V2, KIND_APR_LEGACY, KIND_UNKNOWN } file_kind;
 
 static bool looks_like_apr_v2(const uint8_t *b, size_t n) {
     if (n >= 4 && memcmp(b, "APR2", 4) == 0) return true;
     return n >= 4 && memcmp(b, "APR\0", 4) == 0 && (n < 8 || mlrt_rd_u32(b + 4) != 0);
+}
+
+/* The header's first byte after JSON whitespace is '{'. */
+static bool looks_like_safetensors(const uint8_t *b, size_t n) {
+    size_t i = 8;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r')) i++;
+    return i < n && b[i] == '{';
 }
 
 static file_kind detect(const uint8_t *b, size_t n) {
@@ -35,9 +51,21 @@ static file_kind detect(const uint8_t *b, size_t n) {
     if (looks_like_apr_v2(b, n)) return KIND_APR_V2;
     if (n >= 4 && memcmp(b, "APR1", 4) == 0) return KIND_APR_LEGACY;
     if (looks_like_bin(b, n)) return KIND_BIN;
-    if (n >= 9 && b[8] == '{') return KIND_SAFETENSORS;
-    if (n >= 9 && b[8] <= 1 && mlrt_rd_u64(b) <= n - 8) return KIND_BINTENSORS;
-    return KIND_BIN;
+    if (n >= 9 && looks_like_safetensors(b, n)) return KIND_SAFETENSORS;
+    if (n >= 9 && b[8] <= 1 && mlrt_rd_u64(b) <= MLRT_MAX_HEADER) return KIND_BINTENSORS; /* its reader checks the length */
+    uint64_t params;
+    if (n < 12 || bin_dims_plausible(b, n, &params)) return KIND_BIN; /* its reader says what is short or long */
+    return KIND_UNKNOWN;
+}
+
+/* What each format would have needed, for bytes that are none of them. */
+static void unknown_format(const uint8_t *b, size_t n, const char *what, mlrt_error *err) {
+    mlrt_fail(err, MLRT_ERR_UNKNOWN_FORMAT,
+              "%s: the %zu bytes are no format mlrt reads: not .apr (no APRN, APR\\0 or APR2 magic), not SafeTensors "
+              "(no '{' after the 8-byte header length), not BinTensors (byte 8 is 0x%02x, not an option tag 0 or 1, or "
+              "its header length is beyond %u bytes), not a raw .bin (dimensions %d, %d, %d are not each in 1..%u)",
+              what, n, b[8], MLRT_MAX_HEADER, (int32_t)mlrt_rd_u32(b), (int32_t)mlrt_rd_u32(b + 4),
+              (int32_t)mlrt_rd_u32(b + 8), MLRT_MAX_DIM);
 }
 
 static mlrt_status read_tensors(const uint8_t *b, size_t n, file_kind k, mlrt_tensorset *ts, mlrt_error *err) {
@@ -63,14 +91,18 @@ static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt
     return m;
 }
 
-static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_error *err) {
+static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight_layout layout, mlrt_error *err) {
     file_kind k = detect(b, n);
     if (k == KIND_APR_V1) return load_apr_v1(b, n, expect, err); /* checks expect from the header */
+    if (k == KIND_UNKNOWN) {
+        unknown_format(b, n, "load", err);
+        return NULL;
+    }
     mlrt_model *m = NULL;
     mlrt_tensorset ts;
     if (k == KIND_BIN) m = mlrt_load_bin(b, n, err);
     else if (!read_tensors(b, n, k, &ts, err)) {
-        m = mlrt_model_from_tensors(b, &ts, err);
+        m = mlrt_model_from_tensors(b, &ts, layout, err);
         mlrt_tensorset_free(&ts);
     }
     if (m && expect && aprender_type(m->kind) != expect) {
@@ -99,7 +131,12 @@ mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt
         mlrt_fail(err, MLRT_ERR_TRUNCATED, "load: the file is empty");
         return NULL;
     }
-    return load(bytes, len, expect, err);
+    mlrt_weight_layout layout = options ? options->weight_layout : MLRT_LAYOUT_AUTO;
+    if (layout != MLRT_LAYOUT_AUTO && layout != MLRT_LAYOUT_OUT_IN && layout != MLRT_LAYOUT_IN_OUT) {
+        mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "load: weight_layout %d is not AUTO (0), OUT_IN (1) or IN_OUT (2)", (int)layout);
+        return NULL;
+    }
+    return load(bytes, len, expect, layout, err);
 }
 
 mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *err) {
@@ -189,6 +226,10 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
         return NULL;
     }
     file_kind k = detect(bytes, len);
+    if (k == KIND_UNKNOWN) {
+        unknown_format(bytes, len, "inspect", err);
+        return NULL;
+    }
     if (k == KIND_BIN) return inspect_bin(bytes, len, err);
     /* Whether the file makes a model, and which, without keeping it. */
     mlrt_error why;
@@ -204,7 +245,7 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     }
     mlrt_tensorset ts;
     if (read_tensors(bytes, len, k, &ts, err)) return NULL;
-    js = inspect_tensorset(&ts, mlrt_model_from_tensors(bytes, &ts, &why), &why, NULL, err);
+    js = inspect_tensorset(&ts, mlrt_model_from_tensors(bytes, &ts, MLRT_LAYOUT_AUTO, &why), &why, NULL, err);
     mlrt_tensorset_free(&ts);
     return js;
 }

@@ -20,11 +20,12 @@ EXPORT int mlrt_wasm_error_code(void) { return last_error.code; }
 EXPORT const char *mlrt_wasm_error_message(void) { return last_error.message; }
 EXPORT const char *mlrt_wasm_status_name(int code) { return mlrt_status_name((mlrt_status)code); }
 
-/* expect: NULL, or the NUL-terminated aprender model type the file must hold (mlrt_load_options). */
-EXPORT mlrt_model *mlrt_wasm_load(const uint8_t *bytes, size_t len, const char *expect) {
+/* expect: NULL, or the NUL-terminated aprender model type the file must hold; layout: an
+ * mlrt_weight_layout (mlrt_load_options). */
+EXPORT mlrt_model *mlrt_wasm_load(const uint8_t *bytes, size_t len, const char *expect, int layout) {
     last_error.code = MLRT_OK;
     last_error.message[0] = 0;
-    mlrt_load_options options = {expect};
+    mlrt_load_options options = {expect, (mlrt_weight_layout)layout};
     return mlrt_load_from_bytes_ex(bytes, len, &options, &last_error);
 }
 

@@ -317,7 +317,7 @@ static mlrt_model *regression(mlrt_bincode *c, const mlrt_apr_v1 *f, bool logist
         return NULL;
     }
     mlrt_dense_src src = {"coefficients", "intercept", (uint32_t)n, 1, coef, MLRT_F32, false, icpt, MLRT_F32,
-                          logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY};
+                          logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
     return mlrt_model_build(MLRT_FORMAT_APR, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
                             MLRT_F32, &src, 1, &f->ts, c->err);
 }
@@ -339,8 +339,8 @@ static mlrt_model *sequential(mlrt_bincode *c, const mlrt_apr_v1 *f) {
         return NULL;
     }
     mlrt_dense_src src[2] = {
-        {"w1", "b1", (uint32_t)in, (uint32_t)hid, p[0], MLRT_F32, true, p[1], MLRT_F32, MLRT_ACT_RELU},
-        {"w2", "b2", (uint32_t)hid, (uint32_t)out, p[2], MLRT_F32, true, p[3], MLRT_F32, MLRT_ACT_SOFTMAX},
+        {"w1", "b1", (uint32_t)in, (uint32_t)hid, p[0], MLRT_F32, true, p[1], MLRT_F32, MLRT_ACT_RELU, false},
+        {"w2", "b2", (uint32_t)hid, (uint32_t)out, p[2], MLRT_F32, true, p[3], MLRT_F32, MLRT_ACT_SOFTMAX, false},
     };
     return mlrt_model_build(MLRT_FORMAT_APR, MLRT_KIND_MLP, MLRT_F32, src, 2, &f->ts, c->err);
 }

@@ -43,8 +43,8 @@ mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err) {
     size_t es = mlrt_dtype_size(dtype);
     const uint8_t *w1 = b + 12, *b1 = w1 + in * hid * es, *w2 = b1 + hid * es, *b2 = w2 + hid * out * es;
     mlrt_dense_src layers[2] = {
-        {"w1", "b1", (uint32_t)in, (uint32_t)hid, w1, dtype, true, b1, dtype, MLRT_ACT_RELU},
-        {"w2", "b2", (uint32_t)hid, (uint32_t)out, w2, dtype, true, b2, dtype, MLRT_ACT_SOFTMAX},
+        {"w1", "b1", (uint32_t)in, (uint32_t)hid, w1, dtype, true, b1, dtype, MLRT_ACT_RELU, false},
+        {"w2", "b2", (uint32_t)hid, (uint32_t)out, w2, dtype, true, b2, dtype, MLRT_ACT_SOFTMAX, false},
     };
     return mlrt_model_build(MLRT_FORMAT_BIN, MLRT_KIND_MLP, dtype, layers, 2, NULL, err);
 }

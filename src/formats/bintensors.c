@@ -1,11 +1,12 @@
 /* formats/bintensors.c — BinTensors reader (bincode 2 "standard" encoding, varint integers).
  *
- *   [u64 LE N][N bytes: metadata, space-padded to a multiple of 8][data]
+ *   [u64 LE N][N bytes: metadata, then padding (spaces to a multiple of 8; any bytes are ignored)][data]
  *   metadata (the bintensors crate):  Option<Map<String,String>>, Vec<TensorInfo>, Map<String,usize>
  *   metadata (early spec, also read): Option<Map<String,String>>, Vec<(String, TensorInfo)>
  *   TensorInfo = dtype (varint discriminant), shape (Vec<usize>), data_offsets (usize, usize)
  *   varint: v < 251 one byte; 251/252/253 then u16/u32/u64 LE.
- * The crate's layout is tried first; the early layout only if the crate's does not parse. */
+ * The crate's layout is tried first; the early layout only if the crate's does not read.
+ * As the crate: tensors are listed in the order of their data offsets. */
 #include "../internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -211,13 +212,8 @@ static mlrt_status read_layout(const uint8_t *meta, size_t mlen, bool crate, mlr
     cursor c = {meta, mlen, 0, err};
     mlrt_status st = read_user_metadata(&c, ts);
     if (!st) st = crate ? read_crate_layout(&c, ts) : read_pair_layout(&c, ts);
-    if (!st) {
-        size_t pad = mlen - c.pos;
-        for (size_t i = c.pos; i < mlen && !st; i++)
-            if (meta[i] != ' ')
-                st = mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": %zu unexpected bytes after the metadata at byte %zu",
-                               pad, c.pos);
-    }
+    /* bytes after the decoded metadata, inside the declared length, are ignored (as the crate does):
+     * usually the space padding to a multiple of 8 */
     *parsed = !st;
     if (!st) st = check_unique_names(&c, ts);
     for (size_t i = 0; i < ts->count && !st; i++) {
@@ -226,6 +222,26 @@ static mlrt_status read_layout(const uint8_t *meta, size_t mlen, bool crate, mlr
             st = mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": tensor %zu has an empty name or one containing NUL", i);
         else st = mlrt_tensor_check_span(t, FMT, err);
     }
+    /* the crate stores tensors in the order of their data: each starts where the one before ends
+     * or later (the tiling itself is checked with the data section's length) */
+    for (size_t i = 1; i < ts->count && !st; i++)
+        if (ts->tensors[i].begin < ts->tensors[i - 1].end)
+            st = mlrt_fail(err, MLRT_ERR_BAD_OFFSETS,
+                           FMT ": tensor %zu '%s' starts at data byte %zu, before tensor %zu '%s' ends at %zu: tensors must be "
+                               "stored in the order of their offsets",
+                           i, ts->tensors[i].name, ts->tensors[i].begin, i - 1, ts->tensors[i - 1].name, ts->tensors[i - 1].end);
+    return st;
+}
+
+/* One layout, from the metadata to the tiling of the data section. */
+static mlrt_status read_whole(const uint8_t *b, size_t n, uint64_t mlen, bool crate, mlrt_tensorset *ts, mlrt_error *err,
+                              bool *parsed) {
+    mlrt_status st = read_layout(b + 8, (size_t)mlen, crate, ts, err, parsed);
+    if (!st) {
+        ts->data_begin = 8 + (size_t)mlen;
+        st = mlrt_tensorset_check_layout(ts, n - ts->data_begin, FMT, err);
+    }
+    if (st) mlrt_tensorset_free(ts);
     return st;
 }
 
@@ -236,12 +252,10 @@ mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts,
     if (st) return st;
     mlrt_error first, second;
     bool crate_parsed, early_parsed;
-    st = read_layout(b + 8, (size_t)mlen, true, ts, &first, &crate_parsed);
+    st = read_whole(b, n, mlen, true, ts, &first, &crate_parsed);
     if (st) {
-        mlrt_tensorset_free(ts);
-        mlrt_status st2 = read_layout(b + 8, (size_t)mlen, false, ts, &second, &early_parsed);
+        mlrt_status st2 = read_whole(b, n, mlen, false, ts, &second, &early_parsed);
         if (st2) {
-            mlrt_tensorset_free(ts);
             /* the error of the layout the metadata is written in: the early one when only it parsed */
             bool early = early_parsed && !crate_parsed;
             if (err) *err = early ? second : first;
@@ -249,8 +263,5 @@ mlrt_status mlrt_read_bintensors(const uint8_t *b, size_t n, mlrt_tensorset *ts,
         }
     }
     ts->format = MLRT_FORMAT_BINTENSORS;
-    ts->data_begin = 8 + (size_t)mlen;
-    st = mlrt_tensorset_check_layout(ts, n - ts->data_begin, FMT, err);
-    if (st) mlrt_tensorset_free(ts);
-    return st;
+    return MLRT_OK;
 }

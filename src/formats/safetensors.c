@@ -1,6 +1,6 @@
 /* formats/safetensors.c — SafeTensors reader.
  *
- *   [u64 LE N][N bytes: JSON header][data]
+ *   [u64 LE N][N bytes: JSON header, possibly preceded and followed by JSON whitespace][data]
  *   header = { "__metadata__"?: {str: str}, name: {"dtype": str, "shape": [u64...],
  *              "data_offsets": [begin, end]}, ... }
  * Offsets are relative to the data section; tensors must tile it exactly. */
@@ -90,7 +90,10 @@ mlrt_status mlrt_read_safetensors(const uint8_t *b, size_t n, mlrt_tensorset *ts
     uint64_t hlen;
     mlrt_status st = mlrt_read_header_length(b, n, FMT, "header", &hlen, err);
     if (st) return st;
-    if (hlen < 2 || b[8] != '{')
+    /* JSON whitespace may come first (the reference accepts it: writers use it to align the data) */
+    size_t lead = 0;
+    while (lead < hlen && (b[8 + lead] == ' ' || b[8 + lead] == '\t' || b[8 + lead] == '\n' || b[8 + lead] == '\r')) lead++;
+    if (hlen - lead < 2 || b[8 + lead] != '{')
         return mlrt_fail(err, MLRT_ERR_INVALID_JSON, FMT ": header must be a JSON object starting with '{'");
 
     mlrt_json_doc doc;

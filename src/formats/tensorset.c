@@ -36,6 +36,9 @@ mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, m
         if (!mlrt_mul_u64(count, t->shape[d], &count))
             return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' shape product overflows",
                              fmt_name, t->name);
+    if (mlrt_dtype_packs_bits(t->dtype) && count % mlrt_dtype_block(t->dtype))
+        return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH, "%s: tensor '%s' is %s with %llu elements: not a whole number of bytes",
+                         fmt_name, t->name, mlrt_dtype_name(t->dtype), (unsigned long long)count);
     if (!mlrt_dtype_bytes(t->dtype, count, &bytes))
         return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' byte size overflows", fmt_name,
                          t->name);
@@ -102,8 +105,8 @@ mlrt_status mlrt_read_header_length(const uint8_t *b, size_t n, const char *fmt_
     if (*len > MLRT_MAX_HEADER)
         return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, "%s: %s length %llu exceeds the %u-byte limit", fmt_name, what,
                          (unsigned long long)*len, MLRT_MAX_HEADER);
-    if (*len > n - 8)
-        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, "%s: %s length %llu exceeds the %zu bytes after it", fmt_name,
-                         what, (unsigned long long)*len, n - 8);
+    if (*len > n - 8) /* within the limit: the file was cut short */
+        return mlrt_fail(err, MLRT_ERR_TRUNCATED, "%s: %s length %llu exceeds the %zu bytes after it: the file is cut short",
+                         fmt_name, what, (unsigned long long)*len, n - 8);
     return MLRT_OK;
 }

@@ -168,6 +168,9 @@ MLRT_SMALL static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) 
     mlrt_buf b = {0};
     mlrt_buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\"", mlrt_format_name(m->format), mlrt_kind_name(m->kind));
     mlrt_model_facts_json(&b, m);
+    if (m->weight_layout)
+        mlrt_buf_printf(&b, ",\"weightLayout\":\"%s\",\"weightLayoutGuessed\":%s", m->weight_layout,
+                        m->weight_layout_guessed ? "true" : "false");
     mlrt_buf_printf(&b, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu,\"layers\":[",
                     m->in_size, m->out_size,
                     mlrt_dtype_name(m->dtype), (unsigned long long)mlrt_param_count(m), (unsigned long long)weight_bytes(m));
@@ -199,6 +202,14 @@ MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt
     m->dtype = dtype;
     m->in_size = src[0].in;
     m->out_size = src[n_layers - 1].out;
+    if (ts && kind == MLRT_KIND_MLP) { /* from a tensor file: which way its weights were read */
+        uint32_t in_major = 0;
+        for (uint32_t i = 0; i < n_layers; i++) {
+            in_major += src[i].w_in_major;
+            m->weight_layout_guessed |= src[i].w_guessed;
+        }
+        m->weight_layout = in_major == 0 ? "out_in" : in_major == n_layers ? "in_out" : "mixed";
+    }
     for (uint32_t i = 0; i < n_layers; i++) {
         m->n_layers = i + 1;
         if (pack_layer(&src[i], mlrt_format_name(format), &m->layers[i], err)) { mlrt_free(m); return NULL; }

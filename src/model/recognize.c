@@ -3,9 +3,11 @@
  *   linear regression    'coefficients' [n] + 'intercept' [1], or 'weights' [n] + 'bias' [1] when
  *                        metadata model_type is "linear_regression" (aprender's .apr v2 files)
  *   logistic regression  the same + metadata model_type = "logistic_regression"
- *   MLP (PyTorch)        '<prefix>.weight' [out, in] (+ '<prefix>.bias' [out]) per layer,
- *                        layers in natural order of prefix: fc1 < fc2 < fc10, layers.0 < layers.2
- *   MLP (aprender)       '0', '1', ... in parameter order: weight [out, in], then bias [out]
+ *   MLP (named)          '<prefix>.weight' (PyTorch) or '<prefix>.kernel' (Keras, JAX/Flax; '/' also
+ *                        separates) + '<prefix>.bias' [out] per layer, layers in natural order of
+ *                        prefix: fc1 < fc2 < fc10, layers.0 < layers.2
+ *   MLP (aprender)       '0', '1', ... in parameter order: weight, then bias [out]
+ * A weight is [out, in] or [in, out]: see "orientation" below.
  * MLP activations come from __metadata__ "activations" ("relu,relu,softmax"); by default
  * ReLU between layers and softmax at the end (identity when there is a single output).
  * APR_Q8 / APR_Q4 weights stay quantized (kernels/quant.c); GGUF Q4_K / Q6_K are dequantized to f32 at load. */
@@ -23,6 +25,7 @@ typedef struct ctx {
     const uint8_t *data;       /* start of the data section */
     const mlrt_tensorset *ts;
     const char *fmt;
+    mlrt_weight_layout layout; /* the caller's, or AUTO */
     mlrt_error *err;
 } ctx;
 
@@ -84,43 +87,130 @@ static mlrt_status float_tensor(ctx *c, const mlrt_tensor *t) {
     return MLRT_OK;
 }
 
-/* Turns layer references into dense sources, checking shapes, chaining and limits. */
+/* ------------------------------------------------------------ orientation
+ *
+ * A 2-D weight [a, b] is [out, in] (PyTorch) or [in, out] (Keras, JAX/Flax, aprender). Per layer,
+ * each orientation is allowed unless the bias contradicts it (its length must be the layer's out),
+ * or the caller fixed the layout; consecutive layers must chain (out of one = in of the next).
+ * Among the assignments that satisfy all of this, the one that follows the names best wins:
+ * 'kernel' -> [in, out], 'weight' -> [out, in], no hint -> [out, in]. A layer whose orientation
+ * two valid assignments disagree on, and whose name gives no hint, took PyTorch's order: "guessed". */
+
+enum { OUT_IN = 0, IN_OUT = 1 };
+
+typedef struct orient {
+    uint64_t a, b;          /* the weight's shape */
+    bool allowed[2];        /* by the bias and the caller */
+    int hint;               /* OUT_IN / IN_OUT from the name, -1: none */
+} orient;
+
+static uint64_t o_in(const orient *o, int s) { return s == IN_OUT ? o->a : o->b; }
+static uint64_t o_out(const orient *o, int s) { return s == IN_OUT ? o->b : o->a; }
+static int o_score(const orient *o, int s) { return o->hint == s ? 2 : (o->hint < 0 && s == OUT_IN) ? 1 : 0; }
+
+static int name_hint(const mlrt_tensor *w) {
+    size_t n = w->name_len;
+    if (n >= 6 && memcmp(w->name + n - 6, "kernel", 6) == 0) return IN_OUT;
+    if (n >= 6 && memcmp(w->name + n - 6, "weight", 6) == 0) return OUT_IN;
+    return -1;
+}
+
+/* Chooses s[i] for n layers (Viterbi over the chain); false when no assignment is valid.
+ * guessed[i]: both orientations of layer i occur in some valid assignment. */
+static bool choose_orientation(const orient *o, uint32_t n, int *s, bool *guessed) {
+    int score[MLRT_MAX_LAYERS][2], from[MLRT_MAX_LAYERS][2];
+    bool fwd[MLRT_MAX_LAYERS][2], bwd[MLRT_MAX_LAYERS][2];
+    for (uint32_t i = 0; i < n; i++)
+        for (int t = 0; t < 2; t++) {
+            score[i][t] = -1;
+            fwd[i][t] = o[i].allowed[t] && (i == 0 || ((fwd[i - 1][0] && o_out(&o[i - 1], 0) == o_in(&o[i], t)) ||
+                                                       (fwd[i - 1][1] && o_out(&o[i - 1], 1) == o_in(&o[i], t))));
+            if (!fwd[i][t]) continue;
+            if (i == 0) { score[i][t] = o_score(&o[i], t); continue; }
+            for (int p = 0; p < 2; p++)
+                if (score[i - 1][p] >= 0 && o_out(&o[i - 1], p) == o_in(&o[i], t) && score[i - 1][p] + o_score(&o[i], t) > score[i][t])
+                    score[i][t] = score[i - 1][p] + o_score(&o[i], t), from[i][t] = p;
+        }
+    for (uint32_t k = n; k-- > 0;)
+        for (int t = 0; t < 2; t++)
+            bwd[k][t] = o[k].allowed[t] && (k + 1 == n || ((bwd[k + 1][0] && o_out(&o[k], t) == o_in(&o[k + 1], 0)) ||
+                                                          (bwd[k + 1][1] && o_out(&o[k], t) == o_in(&o[k + 1], 1))));
+    int last = score[n - 1][1] > score[n - 1][0] ? 1 : 0;
+    if (score[n - 1][last] < 0) return false;
+    for (uint32_t k = n; k-- > 0;) {
+        s[k] = last;
+        guessed[k] = fwd[k][0] && bwd[k][0] && fwd[k][1] && bwd[k][1];
+        if (k) last = from[k][last];
+    }
+    return true;
+}
+
+/* Why no orientation works: the first contradiction in the layers' preferred orientations. */
+static void explain_orientation(ctx *c, const layer_ref *refs, const orient *o, uint32_t n) {
+    int s[MLRT_MAX_LAYERS];
+    for (uint32_t i = 0; i < n; i++) {
+        const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
+        s[i] = o[i].allowed[OUT_IN] && o[i].allowed[IN_OUT] ? (o[i].hint == IN_OUT ? IN_OUT : OUT_IN)
+             : o[i].allowed[OUT_IN] ? OUT_IN : IN_OUT;
+        if (!o[i].allowed[OUT_IN] && !o[i].allowed[IN_OUT]) {
+            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'", c->fmt,
+                      b ? b->name : "", (unsigned long long)(c->layout == MLRT_LAYOUT_IN_OUT ? o[i].b : o[i].a), w->name);
+            return;
+        }
+        if (i > 0 && o_in(&o[i], s[i]) != o_out(&o[i - 1], s[i - 1])) {
+            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %llu"
+                      " (weights read as [out, in] or [in, out] do not chain either)",
+                      c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)o_in(&o[i], s[i]),
+                      (int)refs[i - 1].name_len, refs[i - 1].name, (unsigned long long)o_out(&o[i - 1], s[i - 1]));
+            return;
+        }
+    }
+    mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: the layers' shapes do not chain in any orientation", c->fmt);
+}
+
+/* Turns layer references into dense sources, checking shapes, orientation, chaining and limits. */
 static mlrt_model *build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
     mlrt_dense_src src[MLRT_MAX_LAYERS];
+    orient o[MLRT_MAX_LAYERS];
     uint64_t params = 0;
     for (uint32_t i = 0; i < n; i++) {
         const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
         if (float_tensor(c, w) || (b && float_tensor(c, b))) return NULL;
         if (w->rank != 2) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in]",
+            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in] or [in, out]",
                       c->fmt, w->name, w->rank);
             return NULL;
         }
-        uint64_t out = w->shape[0], in = w->shape[1];
-        if (out == 0 || in == 0 || out > MLRT_MAX_DIM || in > MLRT_MAX_DIM) {
+        uint64_t a = w->shape[0], bb = w->shape[1];
+        if (a == 0 || bb == 0 || a > MLRT_MAX_DIM || bb > MLRT_MAX_DIM) {
             mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: weight '%s' shape [%llu, %llu] must have dimensions in 1..%u",
-                      c->fmt, w->name, (unsigned long long)out, (unsigned long long)in, MLRT_MAX_DIM);
+                      c->fmt, w->name, (unsigned long long)a, (unsigned long long)bb, MLRT_MAX_DIM);
             return NULL;
         }
-        if (b && !(b->rank == 1 && b->shape[0] == out)) {
-            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'",
-                      c->fmt, b->name, (unsigned long long)out, w->name);
-            return NULL;
-        }
-        if (i > 0 && in != src[i - 1].out) {
-            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %u",
-                      c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)in,
-                      (int)refs[i - 1].name_len, refs[i - 1].name, src[i - 1].out);
-            return NULL;
-        }
-        params += in * out + out;
+        bool bias_ok = !b || b->rank == 1;
+        o[i] = (orient){a, bb, {bias_ok && (!b || b->shape[0] == a), bias_ok && (!b || b->shape[0] == bb)}, name_hint(w)};
+        /* quantized weights are packed from [out, in] only */
+        if (c->layout == MLRT_LAYOUT_IN_OUT || mlrt_dtype_is_quantized(w->dtype)) o[i].allowed[OUT_IN] &= !(c->layout == MLRT_LAYOUT_IN_OUT);
+        if (c->layout == MLRT_LAYOUT_OUT_IN || mlrt_dtype_is_quantized(w->dtype)) o[i].allowed[IN_OUT] = false;
+        params += a * bb + (b ? b->count : 0);
         if (params > MLRT_MAX_PARAMS) {
             mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: more than %llu parameters", c->fmt,
                       (unsigned long long)MLRT_MAX_PARAMS);
             return NULL;
         }
-        src[i] = (mlrt_dense_src){w->name, b ? b->name : "", (uint32_t)in, (uint32_t)out, c->data + w->begin, w->dtype, false,
-                                  b ? c->data + b->begin : NULL, b ? b->dtype : MLRT_F32, MLRT_ACT_IDENTITY};
+    }
+    int s[MLRT_MAX_LAYERS];
+    bool guessed[MLRT_MAX_LAYERS];
+    if (!choose_orientation(o, n, s, guessed)) {
+        explain_orientation(c, refs, o, n);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
+        src[i] = (mlrt_dense_src){w->name, b ? b->name : "", (uint32_t)o_in(&o[i], s[i]), (uint32_t)o_out(&o[i], s[i]),
+                                  c->data + w->begin, w->dtype, s[i] == IN_OUT, b ? c->data + b->begin : NULL,
+                                  b ? b->dtype : MLRT_F32, MLRT_ACT_IDENTITY,
+                                  guessed[i] && o[i].hint < 0 && c->layout == MLRT_LAYOUT_AUTO};
     }
     if (read_activations(c, src, n)) return NULL;
     return mlrt_model_build(c->ts->format, MLRT_KIND_MLP, refs[0].w->dtype, src, n, c->ts, c->err);
@@ -206,6 +296,12 @@ static int natural_cmp(const char *a, size_t an, const char *b, size_t bn) {
     return (an - i > 0) - (bn - j > 0);
 }
 
+/* '<layer>.weight' (PyTorch) or '<layer>.kernel' (Keras, JAX/Flax; also with '/'): *prefix_len = len('<layer>'). */
+static bool weight_name(const mlrt_tensor *t, size_t *prefix_len) {
+    return suffix(t, ".weight", prefix_len) || suffix(t, "/weight", prefix_len) || suffix(t, ".kernel", prefix_len) ||
+           suffix(t, "/kernel", prefix_len);
+}
+
 static int cmp_refs(const void *x, const void *y) {
     const layer_ref *a = x, *b = y;
     int c = natural_cmp(a->name, a->name_len, b->name, b->name_len);
@@ -219,7 +315,7 @@ static mlrt_model *pytorch_mlp(ctx *c) {
     for (size_t i = 0; i < c->ts->count; i++) {
         const mlrt_tensor *t = &c->ts->tensors[i];
         size_t plen;
-        if (!suffix(t, ".weight", &plen)) continue;
+        if (!weight_name(t, &plen)) continue;
         if (n == MLRT_MAX_LAYERS) {
             mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT_MAX_LAYERS);
             return NULL;
@@ -230,13 +326,15 @@ static mlrt_model *pytorch_mlp(ctx *c) {
     for (size_t i = 0; i < c->ts->count; i++) {
         const mlrt_tensor *t = &c->ts->tensors[i];
         size_t plen;
-        if (suffix(t, ".weight", &plen)) continue;
+        if (weight_name(t, &plen)) continue;
         uint32_t k = 0;
-        if (suffix(t, ".bias", &plen))
+        bool is_bias = suffix(t, ".bias", &plen) || suffix(t, "/bias", &plen);
+        if (is_bias)
             while (k < n && !(refs[k].name_len == plen && memcmp(refs[k].name, t->name, plen) == 0)) k++;
-        if (!suffix(t, ".bias", &plen) || k == n) {
+        if (!is_bias || k == n) {
             mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL,
-                      "%s: tensor '%s' is not part of a dense layer (expected '<layer>.weight' and '<layer>.bias')",
+                      "%s: tensor '%s' is not part of a dense layer (expected '<layer>.weight' or '<layer>.kernel', "
+                      "and '<layer>.bias')",
                       c->fmt, t->name);
             return NULL;
         }
@@ -285,13 +383,14 @@ static mlrt_model *regression(ctx *c, const mlrt_tensor *coef, const char *icpt_
     }
     bool logistic = type_is(model_type(c), "logistic_regression", "LogisticRegression");
     mlrt_dense_src src = {coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
-                          c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY};
+                          c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
     return mlrt_model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
                             coef->dtype, &src, 1, c->ts, c->err);
 }
 
-mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_error *err) {
-    ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), err};
+mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_weight_layout layout,
+                                    mlrt_error *err) {
+    ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), layout, err};
     if (ts->count == 0) {
         mlrt_fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
         return NULL;
@@ -307,7 +406,7 @@ mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *t
     if (decimal_name(&ts->tensors[0], &k)) return numbered_mlp(&c);
     for (size_t i = 0; i < ts->count; i++) {
         size_t plen;
-        if (suffix(&ts->tensors[i], ".weight", &plen)) return pytorch_mlp(&c);
+        if (weight_name(&ts->tensors[i], &plen)) return pytorch_mlp(&c);
     }
     mlrt_fail(err, MLRT_ERR_NOT_A_MODEL,
               "%s: no model recognised: expected 'coefficients' + 'intercept', '<layer>.weight' / '<layer>.bias' pairs, "

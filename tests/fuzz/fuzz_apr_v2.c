@@ -55,7 +55,7 @@ static void run(const uint8_t *data, size_t size) {
     }
     FUZZ_ASSERT(v2, "accepted without the magic");
     check_tensorset(&ts, size);
-    mlrt_model *m = mlrt_model_from_tensors(data, &ts, &e);
+    mlrt_model *m = mlrt_model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
         fuzz_exercise_model(m);

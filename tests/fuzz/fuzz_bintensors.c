@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(size >= 9 && data[8] <= 1 && mlrt_rd_u64(data) <= size - 8, "accepted a metadata option tag other than 0 or 1");
     fuzz_check_tensorset(&ts, size);
 
-    mlrt_model *m = mlrt_model_from_tensors(data, &ts, &e);
+    mlrt_model *m = mlrt_model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
     mlrt_error e2;
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {

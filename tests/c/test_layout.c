@@ -1,0 +1,120 @@
+/* test_layout.c — dense weights stored [out][in] (PyTorch) or [in][out] (Keras, JAX/Flax, aprender):
+ * the orientation read from bias shapes, the chain of widths and names; guessed only when
+ * nothing decides; the caller's override. Included by test_main.c. */
+
+/* ref's tensors (weights [out][in] as ref_tensors writes them) with the weights of the layers in
+ * `transpose` (bit l) rewritten [in][out]. */
+static int layout_tensors(ref_mlp *r, const char *const *names, unsigned transpose, tspec *t) {
+    int n = ref_tensors(r, names, "F32", 0, t);
+    for (int k = 0; k < n; k++) {
+        if (t[k].rank != 2) continue;
+        int l = 0;
+        while (names[2 * l] != t[k].name) l++;
+        if (!(transpose >> l & 1)) continue;
+        size_t out = t[k].shape[0], in = t[k].shape[1];
+        float *tr = tmalloc(out * in * sizeof *tr);
+        const float *w = t[k].data;
+        for (size_t o = 0; o < out; o++)
+            for (size_t i = 0; i < in; i++) tr[i * out + o] = w[o * in + i];
+        t[k].data = tr;
+        t[k].shape[0] = in, t[k].shape[1] = out;
+    }
+    return n;
+}
+
+static mlrt_model *load_layout(bytes f, mlrt_weight_layout layout, mlrt_error *e) {
+    mlrt_load_options o = {NULL, layout};
+    return keep_model(mlrt_load_from_bytes_ex(exact(f.p, f.n), f.n, &o, e));
+}
+
+static void check_layout_info(mlrt_model *m, const char *layout, bool guessed) {
+    if (!m) return;
+    char want[96];
+    snprintf(want, sizeof want, "\"weightLayout\":\"%s\",\"weightLayoutGuessed\":%s", layout, guessed ? "true" : "false");
+    check_at(strstr(mlrt_model_info_json(m), want) != NULL, __FILE__, __LINE__, "info lacks %s: %s", want,
+             mlrt_model_info_json(m));
+}
+
+static void test_layout_decided_by_the_file(void) {
+    static const int dims[] = {6, 8, 3};
+    ref_mlp r;
+    ref_make(&r, 2, dims, 41);
+    tspec t[4];
+    /* Keras / Flax names: 'kernel' [in, out] */
+    static const char *const keras[] = {"dense.kernel", "dense.bias", "dense_1.kernel", "dense_1.bias"};
+    int n = layout_tensors(&r, keras, 3, t);
+    mlrt_model *m = LOAD_OK(st_build(NULL, t, n));
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "in_out", false);
+    static const char *const flax[] = {"params/Dense_0/kernel", "params/Dense_0/bias", "params/Dense_1/kernel", "params/Dense_1/bias"};
+    n = layout_tensors(&r, flax, 3, t);
+    CHECK_VS_REF(LOAD_OK(st_build(NULL, t, n)), &r);
+    /* aprender's numbered tensors [in, out]: the biases decide */
+    static const char *const numbered[] = {"0", "1", "2", "3"};
+    n = layout_tensors(&r, numbered, 3, t);
+    m = LOAD_OK(st_build(NULL, t, n));
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "in_out", false);
+    n = layout_tensors(&r, numbered, 0, t);
+    check_layout_info(LOAD_OK(st_build(NULL, t, n)), "out_in", false);
+    /* PyTorch names, one layer each way: no bias, the chain decides (6x8 then [8,3]: only [out,in] then [in,out] chains) */
+    static const char *const nobias[] = {"a.weight", NULL, "b.weight", NULL};
+    n = layout_tensors(&r, nobias, 2, t);
+    m = LOAD_OK(st_build(NULL, t, n));
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "mixed", false);
+    /* bias decides against the name */
+    static const char *const pt[] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+    n = layout_tensors(&r, pt, 1, t);
+    m = LOAD_OK(st_build(NULL, t, n));
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "mixed", false);
+    /* BinTensors too */
+    n = layout_tensors(&r, keras, 3, t);
+    CHECK_VS_REF(LOAD_OK(bt_build(NULL, t, n)), &r);
+}
+
+static void test_layout_guessed_and_overridden(void) {
+    static const int dims[] = {5, 5, 5};
+    ref_mlp r;
+    ref_make(&r, 2, dims, 43);
+    tspec t[4];
+    static const char *const numbered[] = {"0", "1", "2", "3"};
+    /* square, numbered: nothing decides; PyTorch's order, and info says it was a guess */
+    int n = layout_tensors(&r, numbered, 0, t);
+    mlrt_model *m = LOAD_OK(st_build(NULL, t, n));
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "out_in", true);
+    /* the same file written [in, out]: the caller says so */
+    n = layout_tensors(&r, numbered, 3, t);
+    mlrt_error e;
+    m = load_layout(st_build(NULL, t, n), MLRT_LAYOUT_IN_OUT, &e);
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "in_out", false);
+    m = load_layout(st_build(NULL, t, n), MLRT_LAYOUT_AUTO, &e);
+    check_layout_info(m, "out_in", true); /* loads, but not as written: the guess is reported */
+    /* square with names: the names decide, no guess */
+    static const char *const keras[] = {"d0.kernel", "d0.bias", "d1.kernel", "d1.bias"};
+    n = layout_tensors(&r, keras, 3, t);
+    m = LOAD_OK(st_build(NULL, t, n));
+    CHECK_VS_REF(m, &r);
+    check_layout_info(m, "in_out", false);
+    /* an override the file contradicts */
+    static const int rect[] = {6, 8, 3};
+    ref_make(&r, 2, rect, 44);
+    static const char *const pt[] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+    n = layout_tensors(&r, pt, 0, t);
+    m = load_layout(st_build(NULL, t, n), MLRT_LAYOUT_IN_OUT, &e);
+    CHECK(m == NULL && e.code == MLRT_ERR_BAD_DIMENSIONS);
+    CHECK_CONTAINS(e.message, "bias 'fc1.bias' must have shape [6]");
+    m = load_layout(st_build(NULL, t, n), (mlrt_weight_layout)7, &e);
+    CHECK(m == NULL && e.code == MLRT_ERR_INVALID_ARGUMENT);
+    /* shapes that chain in no orientation */
+    static const int bad[] = {6, 8, 3};
+    ref_make(&r, 2, bad, 45);
+    static const char *const nb[] = {"a.weight", NULL, "b.weight", NULL};
+    n = ref_tensors(&r, nb, "F32", 0, t);
+    t[1].shape[1] = 7; /* [3, 7]: neither 8 nor 6 */
+    t[1].nbytes = 21 * 4;
+    ST_FAILS(st_build(NULL, t, n), MLRT_ERR_BAD_DIMENSIONS, "do not chain either");
+}
