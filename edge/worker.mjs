@@ -24,6 +24,13 @@ import embeddedModel from './model.bin';
 import { loadPlainModel } from './plain-js-model.mjs';
 
 const DEFAULT_MAX_BODY_BYTES = 1 << 20;
+// An error is answered after the rest of the request body has been read and discarded, so the
+// client is never reset mid-upload and a keep-alive connection stays usable; up to this many bytes.
+// Past it, the answer says Connection: close.
+const DRAIN_CAP_BYTES = 64 << 20;
+// ... and while the client keeps sending: a pause this long ends the drain (a client that declared
+// more than it sends, or waits for the answer first) and the answer says Connection: close.
+const DRAIN_IDLE_MS = 1000;
 const MAX_BATCH = 1024;
 const MAX_MODEL_BYTES = 64 << 20;
 const MODEL_FETCH_TIMEOUT_MS = 15000;
@@ -161,8 +168,9 @@ async function readBody(request, limit) {
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
-      reader.cancel().catch(() => {});
-      throw new HttpError(413, 'BODY_TOO_LARGE', `body exceeds the limit of ${limit} bytes (stopped reading at ${total} bytes)`);
+      const e = new HttpError(413, 'BODY_TOO_LARGE', `body exceeds the limit of ${limit} bytes (stopped reading at ${total} bytes)`);
+      e.reader = reader; // the rest is drained before the answer
+      throw e;
     }
     chunks.push(value);
   }
@@ -332,15 +340,50 @@ async function handle(request, env) {
   return json({ labels, probabilities, model: m.tag });
 }
 
+/* Reads and discards what is left of the request body, up to DRAIN_CAP_BYTES and while data keeps
+ * coming (DRAIN_IDLE_MS). Returns true when the body ended (the connection can be reused), false
+ * when the cap or a pause stopped it, or it failed. */
+async function drain(request, reader) {
+  if (!reader) {
+    if (!request.body || request.bodyUsed) return true;
+    reader = request.body.getReader();
+  }
+  let total = 0, timer;
+  const idle = () => new Promise((resolve) => { timer = setTimeout(() => resolve(null), DRAIN_IDLE_MS); });
+  try {
+    for (;;) {
+      const chunk = await Promise.race([reader.read(), idle()]);
+      clearTimeout(timer);
+      if (chunk === null) break; // the client stopped sending
+      if (chunk.done) return true;
+      total += chunk.value.byteLength;
+      if (total > DRAIN_CAP_BYTES) break;
+    }
+  } catch {
+    return false;
+  }
+  reader.cancel().catch(() => {});
+  return false;
+}
+
+/* An error answer after the body: drained unless the client waits for 100 Continue (workerd sends
+ * none, so it would not send the body); Connection: close when the body was not read to its end. */
+async function answerError(request, e) {
+  const waits = /100-continue/i.test(request.headers.get('expect') ?? '');
+  const ended = !waits && (await drain(request, e.reader));
+  if (!ended) e.headers = { ...e.headers, connection: 'close' };
+  return errorResponse(e);
+}
+
 export default {
   async fetch(request, env) {
     try {
       return await handle(request, env);
     } catch (e) {
-      if (e instanceof HttpError) return errorResponse(e);
+      if (e instanceof HttpError) return answerError(request, e);
       // The model refused an input the checks above let through: still the caller's input.
       if (e?.name === 'MlrtError' && (e.code === 'NON_FINITE' || e.code === 'INVALID_ARGUMENT')) {
-        return errorResponse(new HttpError(422, e.code, e.message));
+        return answerError(request, new HttpError(422, e.code, e.message));
       }
       console.error('mlrt edge worker: unexpected error', e?.stack ?? e);
       return errorResponse(new HttpError(500, 'INTERNAL', 'internal error'));

@@ -354,3 +354,83 @@ describe(`load: ${LOAD_REQUESTS} requests at ${LOAD_CONNECTIONS} connections`, (
     });
   }
 });
+
+// ---- errors after the body: keep-alive survives, Connection: close when the body was not read ----
+
+/** Writes raw HTTP/1.1 bytes on one socket and reads `count` responses (status, headers, body). */
+async function rawExchange(base, writes, count, { timeoutMs = 8000 } = {}) {
+  const net = await import('node:net');
+  const { hostname, port } = new URL(base);
+  const socket = net.connect(Number(port), hostname);
+  socket.setNoDelay(true);
+  let buf = Buffer.alloc(0), closed = false;
+  const responses = [];
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out with ${responses.length} of ${count} responses`)), timeoutMs);
+    socket.on('error', (e) => { clearTimeout(timer); reject(e); });
+    socket.on('close', () => { closed = true; clearTimeout(timer); resolve(); });
+    socket.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      for (;;) { // parse complete responses (Content-Length bodies)
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) break;
+        const head = buf.subarray(0, end).toString('latin1').split('\r\n');
+        const headers = Object.fromEntries(head.slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+        const len = Number(headers['content-length'] ?? 0);
+        if (buf.length < end + 4 + len) break;
+        responses.push({ status: Number(head[0].split(' ')[1]), headers, body: buf.subarray(end + 4, end + 4 + len).toString() });
+        buf = buf.subarray(end + 4 + len);
+      }
+      if (responses.length >= count) { clearTimeout(timer); resolve(); }
+    });
+    (async () => {
+      for (const w of writes) {
+        if (typeof w === 'number') await new Promise((r) => setTimeout(r, w));
+        else socket.write(w);
+      }
+    })();
+  });
+  socket.destroy();
+  return { responses, closed };
+}
+
+describe('error answers read the body first', () => {
+  for (const backend of ['embedded', 'url']) {
+    test(`${backend}: 404, 405 and 415 with a body, then a good request on the same connection`, async () => {
+      const base = edges[backend].url;
+      const body = '[' + Array(784).fill(0).join(',') + ']';
+      const req = (method, path, type, b) => `${method} ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`;
+      const { responses } = await rawExchange(base, [
+        req('POST', '/nope', 'application/json', body),
+        req('PUT', '/predict', 'application/json', body),
+        req('POST', '/predict', 'text/plain', body),
+        req('POST', '/predict', 'application/json', body),
+      ], 4);
+      assert.deepEqual(responses.map((r) => r.status), [404, 405, 415, 200]);
+      for (const r of responses) assert.notEqual(r.headers.connection, 'close');
+      assert.equal(JSON.parse(responses[3].body).probabilities.length, 10);
+    });
+  }
+
+  test('a 413 by Content-Length after the whole 2 MB upload is answered, and the connection is reused', async () => {
+    const big = Buffer.alloc(2 << 20, 0x20);
+    const head = `POST /predict HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\ncontent-length: ${big.length}\r\n\r\n`;
+    const good = `GET /info HTTP/1.1\r\nhost: x\r\n\r\n`;
+    const { responses } = await rawExchange(edges.embedded.url, [head, big, good], 2);
+    assert.deepEqual(responses.map((r) => r.status), [413, 200]);
+    assert.equal(JSON.parse(responses[0].body).error.code, 'BODY_TOO_LARGE');
+  });
+
+  test('a client that declares more than it sends gets its answer after a pause, and the connection is closed', async () => {
+    const head = `POST /nope HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n[1,2`;
+    for (const backend of ['embedded', 'url']) {
+      const t0 = Date.now();
+      // (workerd strips the worker's Connection header, and closes the socket itself)
+      const { responses, closed } = await rawExchange(edges[backend].url, [head], 2, { timeoutMs: 6000 });
+      assert.equal(responses[0]?.status, 404, backend);
+      assert.equal(JSON.parse(responses[0].body).error.code, 'NOT_FOUND');
+      assert.ok(closed, `${backend}: the connection stays open after an answer to an unfinished body`);
+      assert.ok(Date.now() - t0 < 6000, `${backend}: answered after ${Date.now() - t0} ms`);
+    }
+  });
+});
