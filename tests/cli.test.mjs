@@ -225,3 +225,29 @@ test('errors: usage mistakes exit 2, bad files exit 1, messages without stack tr
   fails(['predict', 'r.apr', 'digits.json', '--key', 'other.key'], 1, /WRONG_RECIPIENT|INVALID_ARGUMENT|DECRYPTION_FAILED/);
   assert.match(ok(['--help']).out, /^usage:/);
 });
+
+test('predict --output f32 | npy, --out FILE: the same outputs as bytes; numpy reads the .npy; --version', () => {
+  const rows = Array.from({ length: 7 }, (_, r) => Array.from(digits.images.subarray(r * 784, (r + 1) * 784)));
+  writeFileSync(at('seven.json'), JSON.stringify(rows));
+  const want = rt.loadFromBytes(readFileSync(model('mnist-mlp.safetensors'))).predictBatch(Float32Array.from(rows.flat()), 7);
+  ok(['predict', model('mnist-mlp.safetensors'), 'seven.json', '--output', 'f32', '--out', 'seven.f32']);
+  const raw = readFileSync(at('seven.f32'));
+  assert.equal(raw.length, 7 * 10 * 4);
+  assert.deepEqual(new Float32Array(raw.buffer, raw.byteOffset, 70), want);
+  const stdout = spawnSync(process.execPath, [CLI, 'predict', model('mnist-mlp.safetensors'), 'seven.json', '--output', 'f32'], { cwd: dir });
+  assert.deepEqual(Buffer.from(stdout.stdout), raw);
+  ok(['predict', model('mnist-mlp.safetensors'), 'seven.json', '--output', 'npy', '--out', 'seven.npy']);
+  const npy = readFileSync(at('seven.npy'));
+  assert.equal((npy.length - 70 * 4) % 64, 0, 'data 64-aligned');
+  const py = spawnSync('/usr/bin/python3', ['-c', `import numpy as np, sys
+a = np.load(sys.argv[1])
+b = np.fromfile(sys.argv[2], dtype='<f4').reshape(7, 10)
+assert a.dtype == np.dtype('<f4') and a.shape == (7, 10), (a.dtype, a.shape)
+assert (a.view(np.uint32) == b.view(np.uint32)).all()
+print('ok', a.shape)`, at('seven.npy'), at('seven.f32')], { encoding: 'utf8' });
+  assert.equal(py.status, 0, py.stderr);
+  assert.match(py.stdout, /ok \(7, 10\)/);
+  fails(['predict', model('mnist-mlp.safetensors'), 'seven.json', '--output', 'xml'], 2, /--output must be one of json, f32, npy/);
+  const v = ok(['--version']).out;
+  assert.equal(v.trim(), `mlrt ${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}`);
+});

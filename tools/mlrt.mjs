@@ -22,8 +22,11 @@ const USAGE = `usage:
                [--name NAME] [--description TEXT]
                [--password PW] [--key KEYFILE] [--public-key PUBFILE]   (to read IN)
   mlrt keygen [--type ed25519|x25519] --out NAME      (writes NAME.key, mode 0600, and NAME.pub)
-  mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
-INPUT: a JSON array (one input) or array of arrays (a batch), or raw little-endian float32 values.`;
+  mlrt predict FILE INPUT|- [--output json|f32|npy] [--out OUTFILE] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
+  mlrt --version
+INPUT: a JSON array (one input) or array of arrays (a batch), or raw little-endian float32 values.
+--output json (default): each row's outputs and label; f32: the outputs as raw little-endian float32,
+n x outputs; npy: the same as a NumPy .npy file of shape (n, outputs). --out writes to OUTFILE.`;
 
 class UsageError extends Error {}
 class CliError extends Error {}
@@ -39,7 +42,7 @@ const COMMANDS = {
       recipient: true, name: true, description: true, password: true, key: true, 'public-key': true },
   },
   keygen: { args: [], options: { type: true, out: true } },
-  predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true } },
+  predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true, output: true, out: true } },
 };
 
 function parseArgs(argv) {
@@ -293,24 +296,57 @@ function parseInputs(bytes, inputSize, path) {
   return { batch: n > 1, n, values };
 }
 
+/** The outputs as a NumPy .npy (format 1.0): little-endian f32, C order, shape (n, outputs). */
+function npyBytes(values, n, outputs) {
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${outputs}), }`;
+  const unpadded = 10 + header.length + 1; // magic 6 + version 2 + length 2, then the dict and '\n'
+  header += ' '.repeat((64 - (unpadded % 64)) % 64) + '\n'; // the data starts 64-aligned
+  const head = new Uint8Array(10 + header.length);
+  head.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length & 0xff, header.length >> 8]);
+  for (let i = 0; i < header.length; i++) head[10 + i] = header.charCodeAt(i);
+  const out = new Uint8Array(head.length + values.length * 4);
+  out.set(head);
+  const dv = new DataView(out.buffer, head.length);
+  for (let i = 0; i < values.length; i++) dv.setFloat32(4 * i, values[i], true);
+  return out;
+}
+
 // Every row's output, and its label unless the model is a regressor: a classifier's class label as
-// stored (info.classes), or KMeans' nearest centroid.
+// stored (info.classes), or KMeans' nearest centroid. Or the outputs alone as f32 / .npy bytes.
 async function predict(rt, [file, input], options) {
+  const format = choice(options, 'output', ['json', 'f32', 'npy']) ?? 'json';
+  if (options.out === '') throw new UsageError('--out needs a file name');
   const model = await loadModel(rt, file, options);
   const { inputSize, outputSize, task } = model.info;
   const { batch, n, values } = parseInputs(await readBytes(input, 'input'), inputSize, input);
   const out = model.predictBatch(values, n);
-  const labels = task === 'regression' ? null : model.predictLabels(values, n);
-  const rows = Array.from({ length: n }, (_, i) => {
-    const o = Array.from(out.subarray(i * outputSize, (i + 1) * outputSize));
-    return labels ? { output: o, label: labels[i] } : { output: o };
-  });
-  process.stdout.write(`${JSON.stringify(batch ? rows : rows[0])}\n`);
+  let bytes;
+  if (format === 'json') {
+    const labels = task === 'regression' ? null : model.predictLabels(values, n);
+    const rows = Array.from({ length: n }, (_, i) => {
+      const o = Array.from(out.subarray(i * outputSize, (i + 1) * outputSize));
+      return labels ? { output: o, label: labels[i] } : { output: o };
+    });
+    bytes = new TextEncoder().encode(`${JSON.stringify(batch ? rows : rows[0])}\n`);
+  } else if (format === 'f32') {
+    bytes = new Uint8Array(out.length * 4);
+    const dv = new DataView(bytes.buffer);
+    for (let i = 0; i < out.length; i++) dv.setFloat32(4 * i, out[i], true);
+  } else {
+    bytes = npyBytes(out, n, outputSize);
+  }
+  if (options.out !== undefined) await writeOut(options.out, bytes);
+  else await new Promise((resolve, reject) => process.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
 }
 
 // ------------------------------------------------------------------ main
 
 async function main(argv) {
+  if (argv.length === 1 && ['-v', '--version', 'version'].includes(argv[0])) {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+    process.stdout.write(`mlrt ${pkg.version}\n`);
+    return 0;
+  }
   if (argv.length === 1 && ['-h', '--help', 'help'].includes(argv[0])) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
