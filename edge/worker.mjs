@@ -2,6 +2,8 @@
 //
 //   POST /predict        one input:  JSON array of numbers, or raw little-endian f32
 //   POST /predict/batch  n inputs:   JSON array of arrays,   or raw f32 of n x inputSize
+//   (answers are JSON; with Accept: application/octet-stream, the outputs as raw little-endian f32,
+//    their shape in X-Mlrt-Shape)
 //   GET  /info           the model, the runtime build (simd | scalar), the model source
 //
 // The wasm builds are imported as modules (CompiledWasm): workerd refuses to compile wasm
@@ -282,6 +284,27 @@ function argmax(p, off, len) {
   return best;
 }
 
+// ---- raw f32 answers ----
+
+/* The client asks for application/octet-stream, ahead of (or without) application/json. */
+function acceptsRaw(request) {
+  const accept = (request.headers.get('accept') ?? '').toLowerCase();
+  const raw = accept.indexOf('application/octet-stream'), js = accept.indexOf('application/json');
+  return raw >= 0 && (js < 0 || raw < js);
+}
+
+/* The outputs as little-endian f32 (wasm and every engine here are little endian), row-major; the
+ * shape in X-Mlrt-Shape ("10" for /predict, "n,10" for a batch). */
+function rawResponse(p, shape, tag) {
+  const body = new Uint8Array(p.buffer, p.byteOffset, p.byteLength).slice();
+  return new Response(body, {
+    headers: {
+      'content-type': 'application/octet-stream', 'cache-control': 'no-store', 'x-mlrt-shape': shape.join(','),
+      'x-mlrt-dtype': 'float32-le', 'x-mlrt-model': tag.id,
+    },
+  });
+}
+
 // ---- routing ----
 
 const ROUTES = {
@@ -323,15 +346,18 @@ async function handle(request, env) {
   const m = await getModel(cfg);
   const { inputSize, outputSize } = m.model.info;
 
+  const wantsRaw = acceptsRaw(request);
   if (pathname === '/predict') {
     const x = parseSingle(kind, bytes, inputSize);
     const p = m.model.predict(x);
     served++;
+    if (wantsRaw) return rawResponse(p, [outputSize], m.tag);
     return json({ label: argmax(p, 0, outputSize), probabilities: Array.from(p), model: m.tag });
   }
   const { x, n } = parseBatch(kind, bytes, inputSize);
   const p = m.model.predictBatch(x, n);
   served += n;
+  if (wantsRaw) return rawResponse(p, [n, outputSize], m.tag);
   const labels = new Array(n), probabilities = new Array(n);
   for (let r = 0; r < n; r++) {
     labels[r] = argmax(p, r * outputSize, outputSize);

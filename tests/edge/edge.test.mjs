@@ -434,3 +434,32 @@ describe('error answers read the body first', () => {
     }
   });
 });
+
+describe('raw f32 answers (Accept: application/octet-stream)', () => {
+  for (const backend of ['embedded', 'url']) {
+    test(`${backend}: /predict and /predict/batch answer little-endian f32 with X-Mlrt-Shape; JSON stays the default`, async () => {
+      const base = edges[backend].url;
+      const post = (path, body, accept) => fetch(new URL(path, base), {
+        method: 'POST', body, headers: { 'content-type': 'application/octet-stream', ...(accept ? { accept } : {}) },
+      });
+      const one = await post('predict', Buffer.from(row(0).buffer.slice(row(0).byteOffset, row(0).byteOffset + 784 * 4)), 'application/octet-stream');
+      assert.equal(one.status, 200);
+      assert.equal(one.headers.get('content-type'), 'application/octet-stream');
+      assert.equal(one.headers.get('x-mlrt-shape'), '10');
+      const got1 = new Float32Array(await one.arrayBuffer());
+      assertSameBits(Array.from(got1), backend === 'url' ? nodeSafetensors.predict(row(0)) : nodeSimd.predict(row(0)), 'raw /predict');
+      const batch = await post('predict/batch', Buffer.from(X.buffer, X.byteOffset, X.byteLength), 'application/octet-stream, application/json;q=0.5');
+      assert.equal(batch.headers.get('x-mlrt-shape'), `${K},10`);
+      const gotB = new Float32Array(await batch.arrayBuffer());
+      assertSameBits(Array.from(gotB), backend === 'url' ? nodeSafetensors.predictBatch(X, K) : nodeSimd.predictBatch(X, K), 'raw batch');
+      const js = await post('predict', Buffer.from(X.buffer, X.byteOffset, 784 * 4), 'application/json, application/octet-stream');
+      assert.match(js.headers.get('content-type'), /^application\/json/);
+      const def = await post('predict', Buffer.from(X.buffer, X.byteOffset, 784 * 4));
+      assert.match(def.headers.get('content-type'), /^application\/json/);
+      // errors stay JSON whatever Accept says
+      const bad = await post('predict', Buffer.alloc(12), 'application/octet-stream');
+      assert.equal(bad.status, 422);
+      assert.equal((await bad.json()).error.code, 'WRONG_LENGTH');
+    });
+  }
+});
