@@ -48,7 +48,7 @@ WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors we
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
           build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack
 
-.PHONY: all build deps test test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
+.PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
 
 all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(APR_MODELS) $(WEB_MODELS)
@@ -180,7 +180,7 @@ serve-demo:
 # ---- tests, bench ----
 test: deps
 	$(MAKE) all
-	$(MAKE) test-c test-decompress test-js
+	$(MAKE) test-c test-decompress test-js test-package
 
 test-c: build/test_c
 	build/test_c
@@ -191,6 +191,10 @@ build/apr-models/manifest.json: tests/apr-models/gen.py
 
 test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json
 	$(NODE) --test tests/
+
+# the npm tarball, installed into fresh projects: Node ESM, npx, TypeScript, Vite, esbuild, wrangler
+test-package: $(WASM) $(MODELS)
+	$(NODE) --test tests/package/package.check.mjs
 
 test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS) $(APR_MODELS)
 	$(NODE) --test tests/web/

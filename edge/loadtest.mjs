@@ -93,6 +93,46 @@ export async function runLoad({ url, requests, connections, body, contentType, p
   };
 }
 
+/**
+ * A mixed load: every connection cycles through `mix` (request objects: { path, contentType, body,
+ * status }), e.g. nine good requests and one bad; resolves to the counts per status, connection
+ * errors and timeouts, and whether every answer had the status its request expects.
+ */
+export async function runMixedLoad({ url, requests, connections, mix }) {
+  const byStatus = {}, errorKinds = {};
+  const latencies = [];
+  let wrong = 0, last = 0;
+  const t0 = performance.now();
+  const instance = autocannon({
+    url: new URL(url).href,
+    connections,
+    amount: requests,
+    timeout: 30,
+    requests: mix.map((m) => ({ method: 'POST', path: `/${m.path}`, headers: { 'content-type': m.contentType }, body: m.body })),
+  });
+  // autocannon cycles each connection through the list: the expected status of its next answer
+  const next = new Map();
+  instance.on('response', (client, status, _bytes, ms) => {
+    const i = next.get(client) ?? 0;
+    next.set(client, (i + 1) % mix.length);
+    if (status !== mix[i].status) wrong++;
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+    latencies.push(ms);
+    last = performance.now();
+  });
+  instance.on('reqError', (e) => {
+    const k = e?.code ?? e?.message ?? String(e);
+    errorKinds[k] = (errorKinds[k] ?? 0) + 1;
+  });
+  const r = await instance;
+  latencies.sort((a, b) => a - b);
+  return {
+    completed: latencies.length, byStatus, wrong, errors: r.errors, timeouts: r.timeouts, errorKinds,
+    seconds: ((last || performance.now()) - t0) / 1000, p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    max: latencies[latencies.length - 1],
+  };
+}
+
 async function post(url, kind, x) {
   const { contentType, body } = bodyFor(kind, x);
   const res = await fetch(new URL('predict', url), { method: 'POST', headers: { 'content-type': contentType }, body });

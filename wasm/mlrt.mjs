@@ -30,11 +30,16 @@ export function simdSupported() {
   }
 }
 
-const defaultWasmUrl = (simd) => new URL(simd ? './mlrt.wasm' : './mlrt-scalar.wasm', import.meta.url);
+// Each URL a literal `new URL('…', import.meta.url)`: bundlers (Vite, Rollup, webpack 5) then emit
+// the .wasm as an asset and rewrite the URL, with nothing to copy by hand.
+const defaultWasmUrl = (simd) => (simd ? new URL('./mlrt.wasm', import.meta.url) : new URL('./mlrt-scalar.wasm', import.meta.url));
+
+const NODE_FS = 'node:fs/promises';
 
 async function readUrl(url) {
   if (url.protocol === 'file:') {
-    const fs = await import('node:fs/promises');
+    // a name bundlers do not follow: browser bundles must not pull in Node's file system
+    const fs = await import(/* @vite-ignore */ /* webpackIgnore: true */ NODE_FS);
     return fs.readFile(url);
   }
   return fetch(url);

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createRuntime, simdSupported } from '../../wasm/mlrt.mjs';
 import { startEdge } from '../../edge/serve.mjs';
-import { runLoad, sampleInputs } from '../../edge/loadtest.mjs';
+import { runLoad, runMixedLoad, sampleInputs } from '../../edge/loadtest.mjs';
 
 const repo = (p) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const BIN = repo('build/models/mnist-mlp.f32.bin');
@@ -351,6 +351,30 @@ describe(`load: ${LOAD_REQUESTS} requests at ${LOAD_CONNECTIONS} connections`, (
       assert.equal(r.timeouts, 0);
       assert.equal(r.non2xx, 0);
       assert.equal(r.ok, LOAD_REQUESTS);
+    });
+  }
+});
+
+const MIXED_REQUESTS = Number(process.env.EDGE_MIXED_REQUESTS ?? 20000);
+
+describe(`mixed load: ${MIXED_REQUESTS} requests at ${LOAD_CONNECTIONS} connections, 10% bad bodies`, () => {
+  for (const key of ['embedded', 'url']) {
+    test(`${key} (${key === 'url' ? 'miniflare' : 'workerd'}): every answer as documented, zero connection errors`, async (t) => {
+      const good = { path: 'predict', contentType: 'application/octet-stream', body: f32bytes(row(3)), status: 200 };
+      const mix = [good, good, good, good, good, good, good, good, good,
+        { path: 'predict', contentType: 'application/octet-stream', body: Buffer.alloc(784 * 4 - 4), status: 422 }];
+      const bad = [{ path: 'predict', contentType: 'application/json', body: '[1, 2,', status: 400 },
+        { path: 'nope', contentType: 'application/json', body: JSON.stringify(zeros(784)), status: 404 },
+        { path: 'predict', contentType: 'text/plain', body: 'x'.repeat(3000), status: 415 }];
+      // the one bad request of each ten varies by connection slot: a wrong length, bad JSON, a 404, a 415
+      const r = await runMixedLoad({ url: edges[key].url, requests: MIXED_REQUESTS, connections: LOAD_CONNECTIONS, mix: [...mix, ...bad.flatMap((b) => [...mix.slice(0, 9), b])] });
+      t.diagnostic(`${key}: ${JSON.stringify(r.byStatus)} in ${r.seconds.toFixed(1)} s, p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms, errors ${r.errors}, timeouts ${r.timeouts} ${JSON.stringify(r.errorKinds)}`);
+      assert.equal(r.errors, 0, JSON.stringify(r.errorKinds));
+      assert.equal(r.timeouts, 0);
+      assert.equal(r.completed, MIXED_REQUESTS);
+      assert.equal(r.wrong, 0, `answers with another status than documented: ${JSON.stringify(r.byStatus)}`);
+      const share = (MIXED_REQUESTS - r.byStatus[200]) / MIXED_REQUESTS; // each connection cycles the list: about 10%
+      assert.ok(share > 0.09 && share < 0.11, `bad share ${share}`);
     });
   }
 });
