@@ -92,6 +92,8 @@ const CONSUMER_TS = `
 import { createRuntime, simdSupported, MlrtError } from 'mlrt';
 import type { Model, ModelInfo, Runtime, Inspection, MlrtErrorCode, Task, LayerWeights } from 'mlrt';
 import { verifyAprV1 } from 'mlrt/apr-crypto.mjs';
+import { writeAprV1, randomForestPayload, kmeansPayload } from 'mlrt/apr-writer.mjs';
+import type { TreeNode } from 'mlrt/apr-writer.mjs';
 
 export async function main(bytes: Uint8Array): Promise<number> {
   const rt: Runtime = await createRuntime({ simd: simdSupported() ? 'auto' : false });
@@ -114,9 +116,13 @@ export async function main(bytes: Uint8Array): Promise<number> {
       console.log(code, e.message);
     }
   }
+  const leaf: TreeNode = { label: 3, nSamples: 1 };
+  const forest = rt.loadFromBytes(writeAprV1({ modelType: 'RandomForest', payload: randomForestPayload({ trees: [leaf], nFeatures: 1 }) }));
+  const km = writeAprV1({ modelType: 'KMeans', payload: kmeansPayload({ centroids: [[0, 1]], layout: 'legacy' }) });
+  const classes: readonly number[] | undefined = forest.info.classes;
   model.dispose();
   secure.dispose();
-  return out.length + batch.length + label + labels.length + w.weight.length + ins.tensors.length + (check.signed ? 1 : 0) + task.length + rt.memoryBytes;
+  return (classes?.length ?? 0) + km.length + out.length + batch.length + label + labels.length + w.weight.length + ins.tensors.length + (check.signed ? 1 : 0) + task.length + rt.memoryBytes;
 }
 `;
 
