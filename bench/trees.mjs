@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { forestToOnnx } from './onnx.mjs';
 import { kmeansPayload, randomForestPayload, writeAprV1 } from '../tools/apr/writer.mjs';
+import { prng as rng } from './weights.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const OUT = path.join(REPO, 'build/bench');
@@ -25,11 +26,6 @@ const BATCH = 1000;
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 // ------------------------------------------------------------------ models (deterministic)
-
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => { s = (s * 1664525 + 1013904223) >>> 0; return s / 2 ** 32; };
-}
 
 /** A tree as flat pre-order arrays; splits continue to `depth` with probability 0.85 per node. */
 function randomTree(r, depth, features, classes) {

@@ -251,6 +251,9 @@ mlrt_model *mlrt_model_forest(mlrt_kind kind, uint32_t in_size, mlrt_forest *f, 
 mlrt_model *mlrt_model_kmeans(mlrt_kmeans *km, mlrt_payload_desc desc, const mlrt_tensorset *ts, mlrt_error *err);
 void mlrt_forest_free(mlrt_forest *f);
 mlrt_status mlrt_classic_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err);
+/* A predict call's arguments (what: "predict") and its n rows of inputs: finite, except for trees. */
+mlrt_status mlrt_check_rows(const mlrt_model *m, const float *in, size_t n, const void *out, const char *what,
+                            mlrt_error *err);
 void mlrt_kmeans_free(mlrt_kmeans *km);
 /* Allocates predict_labels' scratch for a classifier or a clusterer (classic.c). */
 mlrt_status mlrt_model_label_scratch(mlrt_model *m);

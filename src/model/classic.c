@@ -153,22 +153,9 @@ static void forest_tile(const mlrt_model *m, const float *x, size_t rows, float 
     }
 }
 
-static mlrt_status check_rows(const mlrt_model *m, const float *in, size_t n, const void *out, const char *what,
-                              mlrt_error *err) {
-    if (!m || !in || !out || n == 0)
-        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "%s: %s", what,
-                         !m ? "no model" : n == 0 ? "batch size is 0" : "NULL buffer");
-    if (m->forest) return MLRT_OK; /* trees take NaN and infinities: comparisons decide */
-    for (size_t k = 0; k < n * m->in_size; k++)
-        if (!isfinite(in[k]))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: input %zu of row %zu is not finite", what, k % m->in_size,
-                             k / m->in_size);
-    return MLRT_OK;
-}
-
 /* predict for trees, forests and k-means (mlrt_predict_batch calls it). */
 mlrt_status mlrt_classic_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
-    mlrt_status st = check_rows(m, in, n, out, "predict", err);
+    mlrt_status st = mlrt_check_rows(m, in, n, out, "predict", err);
     if (st) return st;
     if (m->kmeans) {
         mlrt_kmeans_distances(m->kmeans, in, n, out);
@@ -203,7 +190,7 @@ static size_t argmin(const float *d, size_t n) {
 }
 
 mlrt_status mlrt_predict_labels(mlrt_model *m, const float *in, size_t n, uint32_t *labels, mlrt_error *err) {
-    mlrt_status st = check_rows(m, in, n, labels, "predict_labels", err);
+    mlrt_status st = mlrt_check_rows(m, in, n, labels, "predict_labels", err);
     if (st) return st;
     if (m->task == MLRT_TASK_REGRESSION)
         return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT,

@@ -258,14 +258,23 @@ MLRT_SMALL mlrt_status mlrt_model_dense_task(mlrt_model *m) {
     return MLRT_OK;
 }
 
-mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
-    if (m && (m->forest || m->kmeans)) return mlrt_classic_predict(m, in, n, out, err);
+mlrt_status mlrt_check_rows(const mlrt_model *m, const float *in, size_t n, const void *out, const char *what,
+                            mlrt_error *err) {
     if (!m || !in || !out || n == 0)
-        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "predict: %s", !m ? "no model" : n == 0 ? "batch size is 0" : "NULL buffer");
+        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "%s: %s", what,
+                         !m ? "no model" : n == 0 ? "batch size is 0" : "NULL buffer");
+    if (m->forest) return MLRT_OK; /* trees take NaN and infinities: comparisons decide */
     for (size_t k = 0; k < n * m->in_size; k++)
         if (!isfinite(in[k]))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: input %zu of row %zu is not finite",
-                             k % m->in_size, k / m->in_size);
+            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: input %zu of row %zu is not finite", what, k % m->in_size,
+                             k / m->in_size);
+    return MLRT_OK;
+}
+
+mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    if (m && (m->forest || m->kmeans)) return mlrt_classic_predict(m, in, n, out, err);
+    mlrt_status st = mlrt_check_rows(m, in, n, out, "predict", err);
+    if (st) return st;
     float *buf[2] = {m->scratch, m->scratch + (size_t)m->tile_rows * m->max_width};
     for (size_t r = 0; r < n; r += m->tile_rows) {
         size_t rows = n - r < m->tile_rows ? n - r : m->tile_rows;
