@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRuntime } from '../wasm/mlrt.mjs';
 import {
-  binModel, safetensors, safetensorsF32, concat, u64le, varint, f32bytes, expectCode,
+  binModel, safetensors, safetensorsF32, concat, u64le, varint, f32bytes, expectCode, readModel,
 } from './helpers.mjs';
 
 const rt = await createRuntime();
@@ -75,8 +75,13 @@ test('safetensors: structure, duplicates, dtypes, shapes, offsets', () => {
   expectCode(assert, load(st('{"w": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 8]}}')), 'SHAPE_OVERFLOW');
   expectCode(assert, load(st('{"w": {"dtype": "F32", "shape": [99999999999999999999], "data_offsets": [0, 8]}}')), 'BAD_DIMENSIONS');
   expectCode(assert, load(st({ w: { dtype: 'F32', shape: [3], data_offsets: [0, 8] } })), 'SIZE_MISMATCH', "'w'");
-  const err = expectCode(assert, load(st({ w1: { dtype: 'F32', shape: [1024], data_offsets: [0, 4096] } }, new Uint8Array(1024))), 'BAD_OFFSETS');
-  assert.match(err.message, /tensor 'w1' data_offsets \[0, 4096\) exceed data size 1024/);
+  const err = expectCode(assert, load(st({ w1: { dtype: 'F32', shape: [1024], data_offsets: [0, 4096] } }, new Uint8Array(1024))), 'TRUNCATED');
+  assert.match(err.message, /cut short: tensor 'w1' data_offsets \[0, 4096\) exceed data size 1024/);
+  // a real file cut anywhere in its data
+  for (const name of ['mnist-mlp.safetensors', 'mnist-mlp.bintensors', 'mnist-mlp.f32.bin']) {
+    const whole = readModel(name);
+    for (const frac of [0.3, 0.9, 0.9999]) expectCode(assert, load(whole.subarray(0, Math.floor(whole.length * frac))), 'TRUNCATED');
+  }
   expectCode(assert, load(st({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] }, b: { dtype: 'F32', shape: [1], data_offsets: [2, 6] } })), 'BAD_OFFSETS', 'overlap');
   expectCode(assert, load(st({ a: { dtype: 'F32', shape: [1], data_offsets: [4, 8] } })), 'BAD_OFFSETS', 'hole');
   expectCode(assert, load(st({ a: { dtype: 'F32', shape: [1], data_offsets: [0, 4] } })), 'BAD_OFFSETS', 'end');

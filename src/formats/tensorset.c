@@ -63,9 +63,9 @@ mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, c
                                         mlrt_error *err) {
     for (size_t i = 0; i < ts->count; i++) {
         const mlrt_tensor *t = &ts->tensors[i];
-        if (t->end < t->begin || t->end > data_len)
-            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) exceed data size %llu",
-                             fmt_name, t->name, t->begin, t->end, (unsigned long long)data_len);
+        if (t->end < t->begin)
+            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
+                             fmt_name, t->name, t->begin, t->end);
     }
     qsort(ts->tensors, ts->count, sizeof *ts->tensors, by_begin);
     size_t pos = 0;
@@ -78,6 +78,15 @@ mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, c
             return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) overlap the previous tensor ending at %zu",
                              fmt_name, t->name, t->begin, t->end, pos);
         pos = t->end;
+    }
+    if (pos > data_len) { /* the tensors tile more data than the file holds: it was cut short */
+        const mlrt_tensor *last = &ts->tensors[0];
+        for (size_t i = 0; i < ts->count; i++)
+            if (ts->tensors[i].end > data_len) { last = &ts->tensors[i]; break; }
+        return mlrt_fail(err, MLRT_ERR_TRUNCATED,
+                         "%s: the file is cut short: tensor '%s' data_offsets [%zu, %zu) exceed data size %llu (the tensors "
+                         "need %zu bytes)",
+                         fmt_name, last->name, last->begin, last->end, (unsigned long long)data_len, pos);
     }
     if (pos != data_len)
         return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensors end at byte %zu of the data but the data is %llu bytes",

@@ -920,9 +920,10 @@ static void test_st_offsets(void) {
     static const float eight[2] = {1, 2};
     static const float twelve[3] = {1, 2, 3};
 #define TT(name, b, e) "\"" name "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" #b "," #e "]}"
-    ST_FAILS(st_raw("{" TT("t", 0, 4) "}", NULL, 0), MLRT_ERR_BAD_OFFSETS,
-             "tensor 't' data_offsets [0, 4) exceed data size 0");
-    ST_FAILS(st_raw("{" TT("t", 4, 8) "}", ONE_F32, 4), MLRT_ERR_BAD_OFFSETS, "tensor 't' data_offsets [4, 8) exceed");
+    ST_FAILS(st_raw("{" TT("t", 0, 4) "}", NULL, 0), MLRT_ERR_TRUNCATED,
+             "the file is cut short: tensor 't' data_offsets [0, 4) exceed data size 0");
+    ST_FAILS(st_raw("{" TT("t", 4, 8) "}", ONE_F32, 4), MLRT_ERR_BAD_OFFSETS, "bytes [0, 4) belong to no tensor");
+    ST_FAILS(st_raw("{" TT("a", 0, 4) "," TT("b", 4, 8) "}", ONE_F32, 4), MLRT_ERR_TRUNCATED, "tensor 'b' data_offsets [4, 8)");
     ST_FAILS(st_raw("{" TT("a", 0, 4) "," TT("b", 2, 6) "}", eight, 8), MLRT_ERR_BAD_OFFSETS,
              "tensor 'b' data_offsets [2, 6) overlap the previous tensor ending at 4");
     ST_FAILS(st_raw("{" TT("a", 0, 4) "," TT("b", 0, 4) "}", eight, 8), MLRT_ERR_BAD_OFFSETS, "overlap");
@@ -943,7 +944,7 @@ static void test_st_offsets(void) {
     }
     ST_FAILS(st_raw("{\"t\":{\"dtype\":\"U8\",\"shape\":[18446744073709551615],"
                     "\"data_offsets\":[0,18446744073709551615]}}", ONE_F32, 4),
-             MLRT_ERR_BAD_OFFSETS, "exceed data size 4");
+             MLRT_ERR_TRUNCATED, "exceed data size 4");
     /* tensors listed out of order are fine when they tile the data; empty tensors too */
     static const char shuffled[] = "{" TT("b", 4, 8) ",\"e\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[4,4]},"
                                    TT("a", 0, 4) ",\"z\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[8,8]}}";
@@ -1231,7 +1232,7 @@ static void test_bt_offsets(void) {
     static const float f3[3] = {1, 2, 3};
     /* one F32 [1] tensor 'a' at [b, e), data of dlen bytes */
 #define BT_ONE(b, e, data, dlen) BT_META_DATA(data, dlen, 0, 1, 11, 1, 1, b, e, 1, 1, 'a', 0)
-    BT_FAILS(BT_ONE(0, 4, NULL, 0), MLRT_ERR_BAD_OFFSETS, "tensor 'a' data_offsets [0, 4) exceed data size 0");
+    BT_FAILS(BT_ONE(0, 4, NULL, 0), MLRT_ERR_TRUNCATED, "cut short: tensor 'a' data_offsets [0, 4) exceed data size 0");
     BT_FAILS(BT_ONE(4, 8, f3, 8), MLRT_ERR_BAD_OFFSETS, "bytes [0, 4) belong to no tensor (next is 'a')");
     BT_FAILS(BT_ONE(0, 4, f3, 8), MLRT_ERR_BAD_OFFSETS, "tensors end at byte 4 of the data but the data is 8 bytes");
     BT_FAILS(BT_ONE(4, 0, f3, 4), MLRT_ERR_BAD_OFFSETS, "end before they begin");
