@@ -7,6 +7,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The header's first byte after JSON whitespace is '{' (what format detection and the reader want). */
+static bool json_start(const uint8_t *data, size_t size) {
+    size_t i = 8;
+    while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) i++;
+    return i < size && data[i] == '{';
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
     mlrt_error e;
@@ -18,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     "message without the format: %s", e.message);
         FUZZ_ASSERT(ts.count == 0 && ts.tensors == NULL && ts.meta == NULL, "tensorset not cleared");
         /* the public entry point refuses what the reader refuses (when it reads it as SafeTensors) */
-        if (size >= 9 && data[8] == '{' && mlrt_rd_u64(data) <= MLRT_MAX_HEADER) { /* (not .bin-sized) */
+        if (json_start(data, size) && mlrt_rd_u64(data) <= MLRT_MAX_HEADER) { /* (not .bin-sized) */
             mlrt_error e2;
             mlrt_model *m = mlrt_load_from_bytes(data, size, &e2);
             FUZZ_ASSERT(m == NULL && e2.code == st, "reader %s but load %s", mlrt_status_name(st),
@@ -30,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     FUZZ_ASSERT(ts.format == MLRT_FORMAT_SAFETENSORS, "format");
-    FUZZ_ASSERT(size >= 9 && data[8] == '{', "accepted a header not starting with '{'");
+    FUZZ_ASSERT(json_start(data, size), "accepted a header not starting with '{' after JSON whitespace");
     fuzz_check_tensorset(&ts, size);
 
     mlrt_model *m = mlrt_model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
