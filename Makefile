@@ -8,13 +8,18 @@ FUZZ_SECONDS ?= 60
 
 # src/ by layer: codecs (bytes -> values), formats (files -> tensors or models), kernels (the hot
 # loops), model (what runs), api (load, wasm exports, CLI).
-CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
+CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c \
+          src/codecs/protobuf.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c \
-          src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c
-KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c
-MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c
+          src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
+          src/formats/onnx.c
+KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
+          src/kernels/tensor_ops.c
+MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
+          src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
 CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
-HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h
+HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
+       src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h
 
 WASM_API = alloc free error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
@@ -69,8 +74,9 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 # (the kernels, weight packing and the decompressors stay at -O3).
 WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
-             formats/apr_trees formats/apr_kmeans model/classic codecs/bincode
-$(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Os -std=c11 -ffp-contract=off
+             formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
+             model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops
+$(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	@mkdir -p wasm

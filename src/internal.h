@@ -209,6 +209,7 @@ struct mlrt_model {
     uint32_t *classes;              /* [n_classes] classification: the labels, ascending */
     mlrt_forest *forest;            /* decision_tree / random_forest, else NULL */
     mlrt_kmeans *kmeans;            /* kmeans, else NULL */
+    struct mlrt_graph *graph;       /* an ONNX graph's plan, else NULL */
     mlrt_payload_desc payload;      /* .apr v1 classical models: what the payload decoded as */
     float *label_scores;            /* [label_rows][out_size] classification and clustering: predict_labels' scratch */
     uint32_t label_rows;
@@ -244,6 +245,11 @@ typedef struct mlrt_dense_src {
 mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
                              const mlrt_dense_src *src, uint32_t n_layers,
                              const mlrt_tensorset *ts, mlrt_error *err);
+
+/* Converts and packs one dense layer into d (d zeroed); refuses non-finite weights. fmt: for messages. */
+mlrt_status mlrt_dense_pack(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err);
+/* ONNX graphs (model/graph*.c): m->graph is the plan. */
+struct mlrt_graph;
 
 /* Trees, forests and k-means (model/classic.c): take ownership of f / km (freed on failure too). */
 mlrt_model *mlrt_model_forest(mlrt_kind kind, uint32_t in_size, mlrt_forest *f, mlrt_payload_desc desc,

@@ -63,7 +63,8 @@ typedef enum mlrt_format {
     MLRT_FORMAT_BIN = 1,         /* raw MLP: 3 x i32 dims, then f64 or f32 weights */
     MLRT_FORMAT_SAFETENSORS = 2,
     MLRT_FORMAT_BINTENSORS = 3,
-    MLRT_FORMAT_APR = 4          /* aprender's .apr: "APRN" (v1, one model) or "APR\0" (v2, tensors) */
+    MLRT_FORMAT_APR = 4,         /* aprender's .apr: "APRN" (v1, one model) or "APR\0" (v2, tensors) */
+    MLRT_FORMAT_ONNX = 5         /* ONNX ModelProto: a graph of ops (the ones mlrt runs: see the README) */
 } mlrt_format;
 
 typedef enum mlrt_kind {
@@ -72,7 +73,8 @@ typedef enum mlrt_kind {
     MLRT_KIND_LOGISTIC_REGRESSION = 3, /* p = sigmoid(w.x + b), one output */
     MLRT_KIND_DECISION_TREE = 4,       /* aprender DecisionTreeClassifier / DecisionTreeRegressor */
     MLRT_KIND_RANDOM_FOREST = 5,       /* aprender RandomForestClassifier / RandomForestRegressor */
-    MLRT_KIND_KMEANS = 6               /* aprender KMeans */
+    MLRT_KIND_KMEANS = 6,              /* aprender KMeans */
+    MLRT_KIND_GRAPH = 7                /* an ONNX graph: one float input, one float output */
 } mlrt_kind;
 
 /* What the outputs of mlrt_predict mean:

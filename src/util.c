@@ -24,6 +24,7 @@ const char *mlrt_format_name(mlrt_format f) {
     case MLRT_FORMAT_SAFETENSORS: return "safetensors";
     case MLRT_FORMAT_BINTENSORS: return "bintensors";
     case MLRT_FORMAT_APR: return "apr";
+    case MLRT_FORMAT_ONNX: return "onnx";
     }
     return "unknown";
 }
@@ -36,6 +37,7 @@ const char *mlrt_kind_name(mlrt_kind k) {
     case MLRT_KIND_DECISION_TREE: return "decision_tree";
     case MLRT_KIND_RANDOM_FOREST: return "random_forest";
     case MLRT_KIND_KMEANS: return "kmeans";
+    case MLRT_KIND_GRAPH: return "graph";
     }
     return "unknown";
 }

@@ -7,6 +7,8 @@
  *      (as dimensions or a header length these bytes are beyond every limit, except "APR\0"
  *      followed by four zero bytes: a SafeTensors/BinTensors header of 5,394,497 bytes)
  *   2. the exact .bin size for plausible dimensions in its first 12 bytes -> bin
+ *   2b. every top-level protobuf key is a ModelProto field with its wire type (or the file is cut
+ *      short after at least one)                                   -> ONNX
  *   3. byte 8, after JSON whitespace, is '{'                         -> SafeTensors
  *   4. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
  *      header length in bytes 0..8 is within the header limit         -> BinTensors
@@ -14,6 +16,7 @@
  *      says TRUNCATED or SIZE_MISMATCH
  *   6. anything else: UNKNOWN_FORMAT, saying what each format would have needed. */
 #include "../internal.h"
+#include "../model/graph.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +35,7 @@ static bool looks_like_bin(const uint8_t *b, size_t n) {
     return bin_dims_plausible(b, n, &p) && (n == 12 + p * 4 || n == 12 + p * 8);
 }
 
-typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS, KIND_APR_V1, KIND_APR_V2, KIND_APR_LEGACY, KIND_UNKNOWN } file_kind;
+typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS, KIND_APR_V1, KIND_APR_V2, KIND_APR_LEGACY, KIND_ONNX, KIND_UNKNOWN } file_kind;
 
 static bool looks_like_apr_v2(const uint8_t *b, size_t n) {
     if (n >= 4 && memcmp(b, "APR2", 4) == 0) return true;
@@ -51,6 +54,7 @@ static file_kind detect(const uint8_t *b, size_t n) {
     if (looks_like_apr_v2(b, n)) return KIND_APR_V2;
     if (n >= 4 && memcmp(b, "APR1", 4) == 0) return KIND_APR_LEGACY;
     if (looks_like_bin(b, n)) return KIND_BIN;
+    if (mlrt_onnx_sniff(b, n)) return KIND_ONNX;
     if (n >= 9 && looks_like_safetensors(b, n)) return KIND_SAFETENSORS;
     if (n >= 9 && b[8] <= 1 && mlrt_rd_u64(b) <= MLRT_MAX_HEADER) return KIND_BINTENSORS; /* its reader checks the length */
     uint64_t params;
@@ -61,7 +65,8 @@ static file_kind detect(const uint8_t *b, size_t n) {
 /* What each format would have needed, for bytes that are none of them. */
 static void unknown_format(const uint8_t *b, size_t n, const char *what, mlrt_error *err) {
     mlrt_fail(err, MLRT_ERR_UNKNOWN_FORMAT,
-              "%s: the %zu bytes are no format mlrt reads: not .apr (no APRN, APR\\0 or APR2 magic), not SafeTensors "
+              "%s: the %zu bytes are no format mlrt reads: not .apr (no APRN, APR\\0 or APR2 magic), not ONNX (not a "
+              "protobuf ModelProto), not SafeTensors "
               "(no '{' after the 8-byte header length), not BinTensors (byte 8 is 0x%02x, not an option tag 0 or 1, or "
               "its header length is beyond %u bytes), not a raw .bin (dimensions %d, %d, %d are not each in 1..%u)",
               what, n, b[8], MLRT_MAX_HEADER, (int32_t)mlrt_rd_u32(b), (int32_t)mlrt_rd_u32(b + 4),
@@ -91,9 +96,25 @@ static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt
     return m;
 }
 
+static mlrt_model *load_onnx(const uint8_t *b, size_t n, mlrt_error *err) {
+    mlrt_onnx g;
+    mlrt_error local;
+    if (!err) err = &local;
+    if (mlrt_read_onnx(b, n, &g, err)) return NULL;
+    mlrt_model *m = mlrt_onnx_model(&g, err);
+    mlrt_onnx_free(&g);
+    return m;
+}
+
 static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight_layout layout, mlrt_error *err) {
     file_kind k = detect(b, n);
     if (k == KIND_APR_V1) return load_apr_v1(b, n, expect, err); /* checks expect from the header */
+    if (k == KIND_ONNX && expect) {
+        mlrt_fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file is an ONNX graph",
+                  mlrt_apr_type_name(expect));
+        return NULL;
+    }
+    if (k == KIND_ONNX) return load_onnx(b, n, err);
     if (k == KIND_UNKNOWN) {
         unknown_format(b, n, "load", err);
         return NULL;
@@ -219,6 +240,49 @@ static char *inspect_tensorset(const mlrt_tensorset *ts, mlrt_model *m, const ml
     return b.data;
 }
 
+/* ONNX: the graph as listed in the file, and whether mlrt runs it. */
+static char *inspect_onnx(const uint8_t *bytes, size_t len, mlrt_error *err) {
+    mlrt_onnx g;
+    mlrt_error local, why;
+    if (!err) err = &local;
+    if (mlrt_read_onnx(bytes, len, &g, err)) return NULL;
+    char *desc = mlrt_onnx_describe(&g);
+    mlrt_model *m = mlrt_onnx_model(&g, &why);
+    mlrt_buf b = {0};
+    mlrt_buf_puts(&b, "{\"format\":\"onnx\",");
+    if (m) {
+        mlrt_buf_puts(&b, "\"modelKind\":\"graph\"");
+        mlrt_model_facts_json(&b, m);
+        mlrt_buf_puts(&b, ",");
+    } else {
+        mlrt_buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why.code));
+        mlrt_buf_json_string(&b, why.message, strlen(why.message));
+        mlrt_buf_puts(&b, "},");
+    }
+    mlrt_free(m);
+    mlrt_buf_puts(&b, "\"metadata\":{},");
+    if (desc) mlrt_buf_puts(&b, desc);
+    else b.oom = true;
+    mlrt_buf_puts(&b, ",\"tensors\":[");
+    for (uint32_t k = 0; k < g.n_init; k++) {
+        const mlrt_onnx_tensor *t = &g.inits[k];
+        mlrt_buf_puts(&b, k ? ",{\"name\":" : "{\"name\":");
+        mlrt_buf_json_string(&b, t->name.p, t->name.n);
+        mlrt_buf_printf(&b, ",\"dtype\":\"%s\",\"shape\":[", t->type == MLRT_ONNX_INT64 ? "I64" : "F32");
+        for (uint32_t d = 0; d < t->rank; d++) mlrt_buf_printf(&b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+        mlrt_buf_puts(&b, "]}");
+    }
+    mlrt_buf_puts(&b, "]}");
+    free(desc);
+    mlrt_onnx_free(&g);
+    if (b.oom) {
+        free(b.data);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
+        return NULL;
+    }
+    return b.data;
+}
+
 char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     if (!bytes || len == 0) {
         mlrt_fail(err, len ? MLRT_ERR_INVALID_ARGUMENT : MLRT_ERR_TRUNCATED, "inspect: %s",
@@ -231,6 +295,7 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
         return NULL;
     }
     if (k == KIND_BIN) return inspect_bin(bytes, len, err);
+    if (k == KIND_ONNX) return inspect_onnx(bytes, len, err);
     /* Whether the file makes a model, and which, without keeping it. */
     mlrt_error why;
     char *js;

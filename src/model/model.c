@@ -1,5 +1,6 @@
 /* model/model.c — a runnable model: packed dense layers, prediction, introspection. */
 #include "../internal.h"
+#include "graph.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ void mlrt_free(mlrt_model *m) {
     if (m->forest) mlrt_forest_free(m->forest); /* owns m->classes */
     else free(m->classes);
     mlrt_kmeans_free(m->kmeans);
+    mlrt_graph_free(m->graph);
     free(m->label_scores);
     for (uint32_t i = 0; i < m->n_layers; i++) {
         free(m->layers[i].w);
@@ -109,7 +111,7 @@ MLRT_SMALL static uint64_t weight_bytes(const mlrt_model *m) {
 }
 
 /* Converts and packs one layer; refuses non-finite weights. */
-static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
+mlrt_status mlrt_dense_pack(const mlrt_dense_src *s, const char *fmt, mlrt_dense *d, mlrt_error *err) {
     d->in = s->in;
     d->out = s->out;
     d->act = s->act;
@@ -127,7 +129,7 @@ static mlrt_status pack_layer(const mlrt_dense_src *s, const char *fmt, mlrt_den
         mlrt_status st = mlrt_quant_dequantize(s->w, s->w_dtype, (size_t)s->in * s->out, f, fmt, s->name, err);
         mlrt_dense_src f32 = *s;
         f32.w = (const uint8_t *)f, f32.w_dtype = MLRT_F32;
-        if (!st) free(d->b), st = pack_layer(&f32, fmt, d, err);
+        if (!st) free(d->b), st = mlrt_dense_pack(&f32, fmt, d, err);
         free(f);
         return st;
     }
@@ -212,7 +214,7 @@ MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt
     }
     for (uint32_t i = 0; i < n_layers; i++) {
         m->n_layers = i + 1;
-        if (pack_layer(&src[i], mlrt_format_name(format), &m->layers[i], err)) { mlrt_free(m); return NULL; }
+        if (mlrt_dense_pack(&src[i], mlrt_format_name(format), &m->layers[i], err)) { mlrt_free(m); return NULL; }
         if (m->layers[i].out_padded > m->max_width) m->max_width = m->layers[i].out_padded;
     }
     uint32_t max_in_q = 0;
@@ -273,6 +275,7 @@ mlrt_status mlrt_check_rows(const mlrt_model *m, const float *in, size_t n, cons
 
 mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
     if (m && (m->forest || m->kmeans)) return mlrt_classic_predict(m, in, n, out, err);
+    if (m && m->graph) return mlrt_graph_predict(m, in, n, out, err);
     mlrt_status st = mlrt_check_rows(m, in, n, out, "predict", err);
     if (st) return st;
     float *buf[2] = {m->scratch, m->scratch + (size_t)m->tile_rows * m->max_width};
@@ -319,6 +322,7 @@ const char *mlrt_model_info_json(const mlrt_model *m) { return m->info_json; }
 MLRT_SMALL uint64_t mlrt_param_count(const mlrt_model *m) {
     if (m->forest) return m->forest->n_nodes;
     if (m->kmeans) return (uint64_t)m->kmeans->k * m->kmeans->dim;
+    if (m->graph) return m->graph->params;
     uint64_t n = 0;
     for (uint32_t i = 0; i < m->n_layers; i++) n += (uint64_t)m->layers[i].in * m->layers[i].out + (m->layers[i].has_bias ? m->layers[i].out : 0);
     return n;

@@ -1,0 +1,234 @@
+/* model/graph_plan.c — after the nodes: weights packed for the kernels, every computed value
+ * placed in one arena (values whose lifetimes do not overlap share bytes), the model and its info. */
+#include "graph_build.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_FLOATS (1u << 20)    /* a batch-mode tile holds as many samples as fit 4 MB (at most 64) */
+
+static int32_t root(const mlrt_graph *gr, int32_t v) { return gr->vals[v].alias >= 0 ? gr->vals[v].alias : v; }
+
+/* Packs a dense or conv op's weights: depthwise keeps [oc][kh*kw], the others become dense layers. */
+static mlrt_status pack(bld *b, mlrt_gop *op) {
+    uint32_t groups = op->kind == MLRT_GOP_CONV ? op->groups : 1, ocg = op->oc / groups;
+    if (op->kind == MLRT_GOP_CONV && op->depthwise) {
+        op->wdw = op->wsrc, op->wsrc = NULL;
+        op->bdw = op->bsrc ? op->bsrc : calloc(op->oc, sizeof(float)), op->bsrc = NULL;
+        b->gr->weight_bytes += (uint64_t)op->oc * (op->k_in + 1) * sizeof(float);
+        return op->bdw ? MLRT_OK : mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+    }
+    if (!(op->dense = calloc(groups, sizeof *op->dense))) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+    for (uint32_t g = 0; g < groups; g++) {
+        mlrt_dense_src s = {0};
+        char name[48];
+        mlrt_format_to(name, sizeof name, "node %u weights", op->node);
+        s.name = s.b_name = name;
+        s.in = op->k_in, s.out = ocg;
+        s.w = (const uint8_t *)(op->wsrc + (size_t)g * ocg * op->k_in), s.w_dtype = MLRT_F32;
+        s.b = op->bsrc ? (const uint8_t *)(op->bsrc + (size_t)g * ocg) : NULL, s.b_dtype = MLRT_F32;
+        s.act = op->act;
+        mlrt_status st = mlrt_dense_pack(&s, "onnx", &op->dense[g], b->err);
+        if (st) return st;
+        b->gr->weight_bytes += (uint64_t)op->dense[g].out_padded * op->k_in * sizeof(float);
+    }
+    if (op->kind == MLRT_GOP_CONV) {
+        size_t p = (size_t)op->oh * op->ow, need = p * op->k_in + p * ((ocg + 7) / 8 * 8);
+        if (need > b->gr->col_floats) b->gr->col_floats = need;
+    }
+    free(op->wsrc), free(op->bsrc);
+    op->wsrc = op->bsrc = NULL;
+    return MLRT_OK;
+}
+
+/* First-fit placement of the computed values in the arena, in run order; a block is reused once
+ * the last op reading it has run (never by that op's own output). Returns the arena's floats. */
+typedef struct block { size_t off, n; } block;
+
+static size_t place(mlrt_graph *gr, size_t rows, block *free_list) {
+    size_t nfree = 0, top = 0;
+    for (uint32_t k = 0; k < gr->n_ops; k++) {
+        const mlrt_gop *op = &gr->ops[k];
+        mlrt_gval *out = &gr->vals[op->out];
+        size_t n = ((size_t)out->count * rows + 3) & ~(size_t)3, best = nfree;
+        for (size_t f = 0; f < nfree; f++)
+            if (free_list[f].n >= n && (best == nfree || free_list[f].n < free_list[best].n)) best = f;
+        if (best < nfree) {
+            out->off = free_list[best].off;
+            free_list[best].off += n, free_list[best].n -= n;
+        } else out->off = top, top += n;
+        for (uint32_t v = 0; v < gr->n_vals; v++) { /* values read for the last time by op k */
+            const mlrt_gval *g = &gr->vals[v];
+            if (g->is_const || g->alias >= 0 || v == (uint32_t)gr->input || g->last_use != k || v == (uint32_t)op->out) continue;
+            free_list[nfree].off = g->off;
+            free_list[nfree++].n = ((size_t)g->count * rows + 3) & ~(size_t)3;
+        }
+    }
+    return top;
+}
+
+static mlrt_status plan_arena(bld *b) {
+    mlrt_graph *gr = b->gr;
+    for (uint32_t v = 0; v < gr->n_vals; v++) gr->vals[v].last_use = 0;
+    for (uint32_t k = 0; k < gr->n_ops; k++) {
+        mlrt_gop *op = &gr->ops[k];
+        gr->vals[op->out].last_use = k; /* a value nobody reads is freed after it is written */
+        for (uint32_t i = 0; i < op->n_in; i++) {
+            int32_t v = op->ins ? op->ins[i] : op->in[i];
+            if (v >= 0) gr->vals[root(gr, v)].last_use = k;
+        }
+    }
+    gr->vals[root(gr, gr->output)].last_use = gr->n_ops; /* kept until it is copied out */
+    block *fl = malloc((gr->n_vals + gr->n_ops + 1) * sizeof *fl);
+    if (!fl) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+    size_t per = place(gr, 1, fl);
+    gr->tile_rows = gr->batched ? (uint32_t)(per ? ARENA_FLOATS / per : 64) : 1;
+    if (gr->tile_rows > MLRT_TILE_ROWS) gr->tile_rows = MLRT_TILE_ROWS;
+    if (gr->tile_rows == 0) gr->tile_rows = 1;
+    gr->arena_floats = place(gr, gr->tile_rows, fl);
+    free(fl);
+    gr->arena = malloc(gr->arena_floats * sizeof(float) + 16);
+    gr->col = malloc(gr->col_floats * sizeof(float) + 16);
+    if (!gr->arena || !gr->col) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory for the arena");
+    return MLRT_OK;
+}
+
+mlrt_status mlrt_bld_plan(bld *b) {
+    mlrt_status st = mlrt_bld_nodes(b);
+    if (st) return st;
+    mlrt_graph *gr = b->gr;
+    const mlrt_onnx_value *ov = &b->g->values[b->g->outputs[0]];
+    gr->output = b->vmap[b->g->outputs[0]];
+    if (gr->output < 0 || gr->vals[gr->output].is_const || gr->vals[gr->output].is_int)
+        return mlrt_fail(b->err, gr->output >= 0 && !gr->vals[gr->output].is_const ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_NOT_A_MODEL,
+                         "onnx: graph output '%.*s' %s", (int)ov->name.n, ov->name.p,
+                         gr->output >= 0 && !gr->vals[gr->output].is_const ? "is int64; mlrt returns floats"
+                                                                            : "does not depend on the input");
+    const mlrt_gval *out = &gr->vals[gr->output];
+    if (ov->rank >= 0) { /* the file's declared output shape, where static, must be what mlrt infers */
+        bool ok = (uint32_t)ov->rank == out->rank;
+        for (uint32_t d = 0; ok && d < out->rank; d++)
+            ok = ov->dims[d] < 0 || ov->dims[d] == out->dims[d] || (d == 0 && gr->batched);
+        if (!ok)
+            return mlrt_fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: graph output '%.*s' is declared with rank %d, but "
+                             "the graph computes [%lld%s] of rank %u", (int)ov->name.n, ov->name.p, ov->rank,
+                             (long long)(out->rank ? out->dims[0] : 1), out->rank > 1 ? ", ..." : "", out->rank);
+    }
+    for (uint32_t k = 0; k < gr->n_ops; k++)
+        if ((gr->ops[k].kind == MLRT_GOP_DENSE || gr->ops[k].kind == MLRT_GOP_CONV) && (st = pack(b, &gr->ops[k]))) return st;
+    return plan_arena(b);
+}
+
+/* ------------------------------------------------------------------ info and inspect */
+
+static void json_dims(mlrt_buf *j, int32_t rank, const int64_t *dims) {
+    mlrt_buf_puts(j, "[");
+    for (int32_t d = 0; d < rank; d++) {
+        if (dims[d] < 0) mlrt_buf_printf(j, "%snull", d ? "," : "");
+        else mlrt_buf_printf(j, "%s%lld", d ? "," : "", (long long)dims[d]);
+    }
+    mlrt_buf_puts(j, "]");
+}
+
+static void json_io(mlrt_buf *j, const mlrt_onnx *g, const int32_t *ids, uint32_t n) {
+    mlrt_buf_puts(j, "[");
+    for (uint32_t k = 0; k < n; k++) {
+        const mlrt_onnx_value *v = &g->values[ids[k]];
+        mlrt_buf_puts(j, k ? ",{\"name\":" : "{\"name\":");
+        mlrt_buf_json_string(j, v->name.p, v->name.n);
+        mlrt_buf_printf(j, ",\"elemType\":%d,\"shape\":", v->elem_type);
+        if (v->rank < 0) mlrt_buf_puts(j, "null");
+        else json_dims(j, v->rank, v->dims);
+        mlrt_buf_puts(j, "}");
+    }
+    mlrt_buf_puts(j, "]");
+}
+
+/* "onnx":{irVersion, opset, producer, graph, inputs, outputs, nodes, ops: {type: count}, initializers} */
+static void describe(mlrt_buf *j, const mlrt_onnx *g) {
+    mlrt_buf_printf(j, "\"onnx\":{\"irVersion\":%lld,\"opset\":%lld,\"producer\":", (long long)g->ir_version, (long long)g->opset);
+    mlrt_buf_json_string(j, g->producer.p, g->producer.n);
+    mlrt_buf_puts(j, ",\"graph\":");
+    mlrt_buf_json_string(j, g->graph_name.p, g->graph_name.n);
+    mlrt_buf_puts(j, ",\"inputs\":");
+    json_io(j, g, g->inputs, g->n_inputs);
+    mlrt_buf_puts(j, ",\"outputs\":");
+    json_io(j, g, g->outputs, g->n_outputs);
+    mlrt_buf_printf(j, ",\"nodes\":%u,\"ops\":{", g->n_nodes);
+    bool first = true;
+    for (uint32_t k = 0; k < g->n_nodes; k++) { /* each op type once, counted, in order of first use */
+        bool seen = false;
+        for (uint32_t i = 0; i < k && !seen; i++) seen = g->nodes[i].op.n == g->nodes[k].op.n && !memcmp(g->nodes[i].op.p, g->nodes[k].op.p, g->nodes[k].op.n);
+        if (seen) continue;
+        uint32_t c = 0;
+        for (uint32_t i = k; i < g->n_nodes; i++) c += g->nodes[i].op.n == g->nodes[k].op.n && !memcmp(g->nodes[i].op.p, g->nodes[k].op.p, g->nodes[k].op.n);
+        if (!first) mlrt_buf_puts(j, ",");
+        first = false;
+        mlrt_buf_json_string(j, g->nodes[k].op.p, g->nodes[k].op.n);
+        mlrt_buf_printf(j, ":%u", c);
+    }
+    mlrt_buf_puts(j, "},\"initializers\":[");
+    for (uint32_t k = 0; k < g->n_init; k++) {
+        const mlrt_onnx_tensor *t = &g->inits[k];
+        mlrt_buf_puts(j, k ? ",{\"name\":" : "{\"name\":");
+        mlrt_buf_json_string(j, t->name.p, t->name.n);
+        mlrt_buf_printf(j, ",\"dtype\":\"%s\",\"shape\":", t->type == MLRT_ONNX_INT64 ? "I64" : "F32");
+        json_dims(j, (int32_t)t->rank, t->dims);
+        mlrt_buf_puts(j, "}");
+    }
+    mlrt_buf_puts(j, "]}");
+}
+
+char *mlrt_onnx_describe(const mlrt_onnx *g) {
+    mlrt_buf j = {0};
+    describe(&j, g);
+    if (j.oom) { free(j.data); return NULL; }
+    return j.data;
+}
+
+static uint64_t graph_params(const mlrt_graph *gr) {
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < gr->n_ops; k++) {
+        const mlrt_gop *op = &gr->ops[k];
+        if (op->kind == MLRT_GOP_DENSE || op->kind == MLRT_GOP_CONV) n += (uint64_t)op->oc * (op->k_in + 1);
+        if (op->kind == MLRT_GOP_AFFINE) n += 2ull * op->c;
+    }
+    return n;
+}
+
+mlrt_model *mlrt_graph_model(const mlrt_onnx *g, mlrt_graph *gr, mlrt_error *err) {
+    mlrt_model *m = calloc(1, sizeof *m);
+    if (!m) { mlrt_graph_free(gr); mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory"); return NULL; }
+    m->graph = gr;
+    gr->params = graph_params(gr);
+    m->format = MLRT_FORMAT_ONNX;
+    m->kind = MLRT_KIND_GRAPH;
+    m->dtype = MLRT_F32;
+    m->in_size = (uint32_t)gr->vals[gr->input].count;
+    m->out_size = (uint32_t)gr->vals[gr->output].count;
+    m->task = m->out_size > 1 ? MLRT_TASK_CLASSIFICATION : MLRT_TASK_REGRESSION;
+    bool oom = false;
+    if (m->task == MLRT_TASK_CLASSIFICATION) {
+        m->n_classes = m->out_size;
+        if (!(m->classes = malloc(m->n_classes * sizeof *m->classes))) oom = true;
+        for (uint32_t i = 0; !oom && i < m->n_classes; i++) m->classes[i] = i;
+    }
+    if (oom || mlrt_model_label_scratch(m)) oom = true;
+    mlrt_buf j = {0};
+    mlrt_buf_printf(&j, "{\"format\":\"onnx\",\"kind\":\"graph\"");
+    mlrt_model_facts_json(&j, m);
+    mlrt_buf_printf(&j, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"F32\",\"params\":%llu,\"weightBytes\":%llu,"
+                        "\"layers\":[],\"metadata\":{},",
+                    m->in_size, m->out_size, (unsigned long long)graph_params(gr), (unsigned long long)gr->weight_bytes);
+    describe(&j, g);
+    if (!j.oom) j.len--, j.data[j.len] = 0; /* reopen "onnx":{...} for the plan */
+    mlrt_buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"arenaBytes\":%zu,\"scratchBytes\":%zu}}}",
+                    gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops, gr->arena_floats * 4, gr->col_floats * 4);
+    m->info_json = j.data;
+    if (oom || j.oom) {
+        if (j.oom) free(j.data), m->info_json = NULL;
+        mlrt_free(m);
+        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+        return NULL;
+    }
+    return m;
+}
