@@ -153,7 +153,7 @@ async function inspectReport(rt, path, options) {
   if (info.apr) report.apr = info.apr;
   if (info.modelKind) report.modelKind = info.modelKind;
   if (info.notAModel) report.notAModel = info.notAModel;
-  for (const k of ['task', 'classes', 'trees', 'clusters', 'nFeatures', 'payload', 'ngram']) if (info[k] !== undefined) report[k] = info[k];
+  for (const k of ['task', 'classes', 'trees', 'clusters', 'nFeatures', 'payload', 'ngram', 'onnx']) if (info[k] !== undefined) report[k] = info[k];
   if (info.apr?.magic === 'APRN') {
     report.encrypted = Boolean(info.apr.encrypted);
     const publicKey = options['public-key'] !== undefined ? await readKey(options['public-key'], 'public key') : undefined;
@@ -190,6 +190,14 @@ function inspectText(r) {
   if (r.classes) row('classes', r.classes.length > 20 ? `${r.classes.length}: ${r.classes.slice(0, 20).join(', ')}, ...` : r.classes.join(', '));
   if (r.ngram) {
     row('ngram', `${r.ngram.estimator}, n ${r.ngram.n}: ${r.ngram.contexts} contexts, ${r.ngram.transitions} transitions, ${r.ngram.commands} commands (${r.ngram.totalCommands} seen)`);
+  }
+  if (r.onnx) {
+    const o = r.onnx;
+    const io = (v) => `${v.name} [${v.shape ? v.shape.map((d) => d ?? '?').join(', ') : 'no shape'}]`;
+    row('onnx', `IR ${o.irVersion}, opset ${o.opset}, from ${o.producer || 'an unnamed producer'}, graph '${o.graph}'`);
+    row('inputs', o.inputs.map(io).join('; '));
+    row('outputs', o.outputs.map(io).join('; '));
+    row('ops', `${o.nodes} nodes: ${Object.entries(o.ops).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
   if (a) row('flags', a.flags.length ? a.flags.join(', ') : 'none');
   if (a?.compression) row('compression', `${a.compression} (payload ${a.payloadBytes.byteLength} bytes, ${a.uncompressedSize} uncompressed)`);

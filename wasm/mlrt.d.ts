@@ -17,8 +17,11 @@ export class MlrtError extends Error {
   constructor(code: MlrtErrorCode, message: string);
 }
 
-export type Format = 'bin' | 'safetensors' | 'bintensors' | 'apr';
-export type ModelKind = 'mlp' | 'linear_regression' | 'logistic_regression' | 'decision_tree' | 'random_forest' | 'kmeans';
+export type Format = 'bin' | 'safetensors' | 'bintensors' | 'apr' | 'onnx';
+export type ModelKind =
+  | 'mlp' | 'linear_regression' | 'logistic_regression' | 'decision_tree' | 'random_forest' | 'kmeans'
+  /** An ONNX graph: one float input, one float output (info.onnx lists it). */
+  | 'graph';
 /** What predict's outputs mean: per-class scores, predicted values, or distances to centroids. */
 export type Task = 'classification' | 'regression' | 'clustering';
 
@@ -40,6 +43,34 @@ export interface PayloadInfo {
   readonly estimator: string;
   /** Trees: 'E1' (before impurity / n_node_samples) or 'E2'; KMeans: 'legacy' or 'current' (with n_init). */
   readonly layout: 'E1' | 'E2' | 'legacy' | 'current';
+}
+
+/** An ONNX graph input or output as the file declares it. */
+export interface OnnxValueInfo {
+  readonly name: string;
+  /** TensorProto.DataType (1: float). */
+  readonly elemType: number;
+  /** null where a dimension is symbolic (the batch); null for the whole shape when the file gives none. */
+  readonly shape: readonly (number | null)[] | null;
+}
+
+/** `info.onnx` and `inspect().onnx`: the graph as listed in the file. */
+export interface OnnxGraphInfo {
+  readonly irVersion: number;
+  /** The ai.onnx opset imported (mlrt runs 7 to 21). */
+  readonly opset: number;
+  readonly producer: string;
+  readonly graph: string;
+  readonly inputs: readonly OnnxValueInfo[];
+  readonly outputs: readonly OnnxValueInfo[];
+  readonly nodes: number;
+  /** Each op type and how many nodes use it, in order of first use. */
+  readonly ops: Readonly<Record<string, number>>;
+  readonly initializers: readonly { readonly name: string; readonly dtype: 'F32' | 'I64'; readonly shape: readonly number[] }[];
+  /** info only: how mlrt runs it. batched: the input's first dimension is the batch (predictBatch runs
+   * tileRows samples per pass); else one sample is the whole input tensor. */
+  readonly plan?: { readonly batched: boolean; readonly tileRows: number; readonly ops: number;
+                    readonly arenaBytes: number; readonly scratchBytes: number };
 }
 
 /** An aprender-shell NgramLm (MarkovModel): described by inspect, not run. */
@@ -126,6 +157,8 @@ export interface Inspection {
   readonly payload?: PayloadInfo;
   /** NgramLm files. */
   readonly ngram?: NgramInfo;
+  /** ONNX files: the graph (listed even when mlrt does not run it: then notAModel says why). */
+  readonly onnx?: OnnxGraphInfo;
   readonly metadata: Metadata;
   readonly apr?: AprContainer;
   /** Empty for .apr v1 (one bincode payload, no tensor list). */
@@ -169,6 +202,8 @@ export interface ModelInfo {
   readonly weightBytes: number;
   readonly layers: readonly LayerInfo[];
   readonly metadata: Metadata;
+  /** ONNX graphs: the graph and its plan. */
+  readonly onnx?: OnnxGraphInfo;
   /** The container of the bytes the C core loaded: after load() decrypted a file, the plain one. */
   readonly apr?: AprContainer;
   /** Set by load() (not loadFromBytes): what was checked before loading. */

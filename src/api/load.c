@@ -270,7 +270,7 @@ static char *inspect_onnx(const uint8_t *bytes, size_t len, mlrt_error *err) {
         mlrt_buf_json_string(&b, t->name.p, t->name.n);
         mlrt_buf_printf(&b, ",\"dtype\":\"%s\",\"shape\":[", t->type == MLRT_ONNX_INT64 ? "I64" : "F32");
         for (uint32_t d = 0; d < t->rank; d++) mlrt_buf_printf(&b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-        mlrt_buf_puts(&b, "]}");
+        mlrt_buf_printf(&b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", t->at, t->bytes);
     }
     mlrt_buf_puts(&b, "]}");
     free(desc);

@@ -157,6 +157,8 @@ static mlrt_status read_tensor(mlrt_pb pb, const char *what, mlrt_onnx_tensor *t
                         t->name.p, (unsigned long long)MLRT_MAX_PARAMS);
     }
     t->count = count;
+    t->at = have_raw ? (size_t)(raw - start.base) : (size_t)(start.p - start.base);
+    t->bytes = have_raw ? raw_n : (size_t)(start.end - start.p);
     size_t es = dt == MLRT_ONNX_FLOAT ? 4 : 8;
     uint64_t have = have_raw ? raw_n : n_typed;
     if (have_raw && n_typed)
@@ -543,7 +545,8 @@ bool mlrt_onnx_sniff(const uint8_t *b, size_t n) {
     int r;
     while ((r = mlrt_pb_next(&pb, &field, &wire, NULL)) > 0) {
         if (field > 25 || !model_wire[field] || (uint32_t)model_wire[field] - 1 != wire) return false;
-        if (mlrt_pb_skip(&pb, wire, NULL)) return seen > 0; /* cut short after a valid key: ONNX, truncated */
+        /* cut short after a valid key: ONNX, truncated (the first field: ir_version or the graph) */
+        if (mlrt_pb_skip(&pb, wire, NULL)) return seen > 0 || field == 1 || field == 7;
         seen++;
     }
     return r == 0 && seen > 0;

@@ -26,6 +26,7 @@ typedef struct mlrt_onnx_tensor {
     uint64_t count;                 /* product of dims */
     float *f;                       /* [count] FLOAT */
     int64_t *i;                     /* [count] INT64 */
+    size_t at, bytes;               /* where its values are in the file: raw_data, or else the whole TensorProto */
 } mlrt_onnx_tensor;
 
 /* AttributeProto.AttributeType values mlrt reads. */

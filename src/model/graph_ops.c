@@ -95,8 +95,16 @@ mlrt_status mlrt_op_gemm(bld *b) {
     TRY(const_float(b, bw, 1, "B"));
     TRY(const_float(b, c, 2, "C"));
     if (VAL(a)->is_const) return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "A is a constant; mlrt runs Gemm on a computed A");
-    if (ta) return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "transA = 1 on a computed A (the rows of a batch)");
     if (VAL(bw)->rank != 2) return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "B has rank %u, not 2", VAL(bw)->rank);
+    if (ta) { /* A^T first: its rows are A's columns, so never the samples of a batch */
+        TRY(mlrt_bld_rows_apart(b, false, "transA = 1 makes A's columns its rows"));
+        int64_t td[2] = {VAL(a)->dims[1], VAL(a)->dims[0]};
+        int32_t t = mlrt_bld_val(b, 2, td);
+        mlrt_gop *op = t < 0 ? NULL : mlrt_bld_op(b, MLRT_GOP_TRANSPOSE, t);
+        if (!op || !(op->perm = malloc(2 * sizeof *op->perm))) return OOM();
+        op->perm[0] = 1, op->perm[1] = 0, op->in[0] = a, op->n_in = 1;
+        a = t;
+    }
     uint64_t m = (uint64_t)VAL(a)->dims[0], k = (uint64_t)VAL(a)->dims[1];
     uint64_t bk = (uint64_t)VAL(bw)->dims[tb ? 1 : 0], n = (uint64_t)VAL(bw)->dims[tb ? 0 : 1];
     if (bk != k || !n || n > MLRT_MAX_DIM || k > MLRT_MAX_DIM)
@@ -109,9 +117,9 @@ mlrt_status mlrt_op_gemm(bld *b) {
         if (cv->rank > 2 || (c1 != 1 && (uint64_t)c1 != n) || (c0 != 1 && (uint64_t)c0 != m))
             return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "C does not broadcast to [%llu, %llu]", (unsigned long long)m,
                                  (unsigned long long)n);
-        if (c0 != 1 && m != 1)
-            return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "C differs per row; mlrt takes a C that is one bias per column");
     }
+    bool per_row = cv && cv->rank == 2 && cv->dims[0] != 1 && m != 1; /* added after, as beta * C */
+    if (per_row) cv = NULL;
     float *w = malloc(n * k * sizeof *w), *bias = cv ? malloc(n * sizeof *bias) : NULL;
     if (!w || (cv && !bias)) { free(w), free(bias); return OOM(); }
     const float *B = VAL(bw)->f;
@@ -119,7 +127,18 @@ mlrt_status mlrt_op_gemm(bld *b) {
         for (uint64_t i = 0; i < k; i++) w[o * k + i] = alpha * (tb ? B[o * k + i] : B[i * n + o]);
     for (uint64_t o = 0; cv && o < n; o++) bias[o] = beta * cv->f[cv->count == 1 ? 0 : o % cv->count];
     int64_t dims[2] = {(int64_t)m, (int64_t)n};
-    return dense_op(b, a, 2, dims, w, bias, (uint32_t)k);
+    TRY(dense_op(b, a, 2, dims, w, bias, (uint32_t)k));
+    if (!per_row) return MLRT_OK;
+    int32_t d = b->vmap[node(b)->out[0]];
+    float *bc = malloc(m * n * sizeof *bc);
+    if (!bc) return OOM();
+    for (uint64_t i = 0; i < m * n; i++) bc[i] = beta * VAL(c)->f[VAL(c)->dims[1] == 1 ? i / n : i];
+    int64_t cd[2] = {(int64_t)m, (int64_t)n};
+    int32_t cc = mlrt_bld_const(b, 2, cd, bc, NULL), out = cc < 0 ? -1 : mlrt_bld_val(b, 2, dims);
+    mlrt_gop *op = out < 0 ? NULL : mlrt_bld_op(b, MLRT_GOP_BINARY, out);
+    if (!op) return OOM();
+    op->in[0] = d, op->in[1] = cc, op->n_in = 2, op->sub = MLRT_BIN_ADD;
+    return mlrt_bld_finish(b, op);
 }
 
 mlrt_status mlrt_op_matmul(bld *b) {
@@ -214,8 +233,8 @@ mlrt_status mlrt_op_conv(bld *b) {
     TRY(mlrt_bld_ints(b, "kernel_shape", ns, &ks, NULL));
     int64_t c = xv->dims[1], m = w->dims[0];
     if (w->rank != xv->rank || group < 1 || c % group || m % group || w->dims[1] != c / group || m < 1)
-        return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "W of rank %u with %lld outputs and %lld channels per group does "
-                             "not fit an input of %lld channels in %lld groups", w->rank, (long long)m,
+        return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "W (rank %u, %lld outputs, %lld channels each) does not fit "
+                             "%lld input channels in %lld groups", w->rank, (long long)m,
                              (long long)(w->rank > 1 ? w->dims[1] : 0), (long long)c, (long long)group);
     for (uint32_t i = 0; ks && i < ns; i++)
         if (ks[i] != w->dims[2 + i]) return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "kernel_shape disagrees with W");
