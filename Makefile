@@ -51,7 +51,7 @@ APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
              web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
-          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack
+          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx
 
 .PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
@@ -106,7 +106,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/harness.h $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_onnx.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 

@@ -215,7 +215,7 @@ void mlrt_buf_append(mlrt_buf *b, const char *s, size_t n) {
         b->data = p;
         b->cap = cap;
     }
-    memcpy(b->data + b->len, s, n);
+    if (n) memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = 0;
 }

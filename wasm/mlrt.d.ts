@@ -70,6 +70,8 @@ export interface OnnxGraphInfo {
   /** info only: how mlrt runs it. batched: the input's first dimension is the batch (predictBatch runs
    * tileRows samples per pass); else one sample is the whole input tensor. */
   readonly plan?: { readonly batched: boolean; readonly tileRows: number; readonly ops: number;
+                    /** Multiply-adds (and pooling window reads) per sample. */
+                    readonly macs: number;
                     readonly arenaBytes: number; readonly scratchBytes: number };
 }
 

@@ -65,10 +65,9 @@ static file_kind detect(const uint8_t *b, size_t n) {
 /* What each format would have needed, for bytes that are none of them. */
 static void unknown_format(const uint8_t *b, size_t n, const char *what, mlrt_error *err) {
     mlrt_fail(err, MLRT_ERR_UNKNOWN_FORMAT,
-              "%s: the %zu bytes are no format mlrt reads: not .apr (no APRN, APR\\0 or APR2 magic), not ONNX (not a "
-              "protobuf ModelProto), not SafeTensors "
-              "(no '{' after the 8-byte header length), not BinTensors (byte 8 is 0x%02x, not an option tag 0 or 1, or "
-              "its header length is beyond %u bytes), not a raw .bin (dimensions %d, %d, %d are not each in 1..%u)",
+              "%s: the %zu bytes are no format mlrt reads: not .apr (no APRN, APR\\0 or APR2 magic), not ONNX (no "
+              "ModelProto), not SafeTensors (no '{' after the 8-byte header length), not BinTensors (byte 8 is 0x%02x, "
+              "not 0 or 1, or a header over %u bytes), not a raw .bin (dimensions %d, %d, %d are not each in 1..%u)",
               what, n, b[8], MLRT_MAX_HEADER, (int32_t)mlrt_rd_u32(b), (int32_t)mlrt_rd_u32(b + 4),
               (int32_t)mlrt_rd_u32(b + 8), MLRT_MAX_DIM);
 }

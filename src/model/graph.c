@@ -257,8 +257,9 @@ static mlrt_status plan_input(bld *b, bool try_batch) {
     b->gr->input = mlrt_bld_val(b, (uint32_t)in->rank, dims);
     if (b->gr->input < 0) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
     b->vmap[g->inputs[0]] = b->gr->input;
-    if (b->gr->vals[b->gr->input].count > MLRT_MAX_PARAMS)
-        return mlrt_fail(b->err, MLRT_ERR_SHAPE_OVERFLOW, "onnx: graph input '%.*s' is too large", (int)in->name.n, in->name.p);
+    if (b->gr->vals[b->gr->input].count > MLRT_MAX_ACTIVATION)
+        return mlrt_fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: graph input '%.*s' has more than %u elements per sample",
+                         (int)in->name.n, in->name.p, MLRT_MAX_ACTIVATION);
     return MLRT_OK;
 }
 
@@ -295,9 +296,9 @@ static mlrt_status plan_nodes(bld *b) {
         if (st) return st;
         if (nd->out[0] >= 0 && b->vmap[nd->out[0]] < 0)
             return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "its output could not be planned");
-        if (nd->out[0] >= 0 && b->gr->vals[b->vmap[nd->out[0]]].count > MLRT_MAX_PARAMS)
-            return mlrt_bld_fail(b, MLRT_ERR_SHAPE_OVERFLOW, "its output has more than %llu elements",
-                                 (unsigned long long)MLRT_MAX_PARAMS);
+        if (nd->out[0] >= 0 && b->gr->vals[b->vmap[nd->out[0]]].count > MLRT_MAX_ACTIVATION)
+            return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "its output has %llu elements; mlrt's limit is %u per sample",
+                                 (unsigned long long)b->gr->vals[b->vmap[nd->out[0]]].count, MLRT_MAX_ACTIVATION);
     }
     return MLRT_OK;
 }

@@ -14,6 +14,8 @@
 #define MLRT_ONNX_OPSET_MIN 7
 #define MLRT_ONNX_OPSET_MAX 21
 #define MLRT_BATCH_SYM INT64_MIN /* a shape value that stands for the (symbolic) batch dimension */
+#define MLRT_MAX_ACTIVATION (1u << 24) /* floats in one computed value of one sample (64 MiB) */
+#define MLRT_MAX_ARENA (1u << 25)      /* floats of activations and scratch for one run of the plan (128 MiB) */
 
 typedef struct mlrt_str { const char *p; uint32_t n; } mlrt_str; /* bytes in the file, not NUL-terminated */
 
@@ -160,6 +162,7 @@ typedef struct mlrt_graph {
     float *col;                     /* [col_floats] CONV scratch: im2col patches, then the NHWC result */
     size_t col_floats;
     uint64_t weight_bytes, params;
+    uint64_t macs;                  /* multiply-adds (and window reads) per sample: the plan's cost */
     char *summary_json;             /* the graph's members of info / inspect ("onnx":{...}) */
 } mlrt_graph;
 

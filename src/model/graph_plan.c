@@ -32,8 +32,11 @@ static mlrt_status pack(bld *b, mlrt_gop *op) {
         b->gr->weight_bytes += (uint64_t)op->dense[g].out_padded * op->k_in * sizeof(float);
     }
     if (op->kind == MLRT_GOP_CONV) {
-        size_t p = (size_t)op->oh * op->ow, need = p * op->k_in + p * ((ocg + 7) / 8 * 8);
-        if (need > b->gr->col_floats) b->gr->col_floats = need;
+        uint64_t p = (uint64_t)op->oh * op->ow, need = p * op->k_in + p * ((ocg + 7) / 8 * 8);
+        if (need > MLRT_MAX_ARENA)
+            return mlrt_fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: node %u's patches need %llu MiB; mlrt's limit is %u MiB",
+                             op->node, (unsigned long long)(need >> 18), MLRT_MAX_ARENA >> 18);
+        if (need > b->gr->col_floats) b->gr->col_floats = (size_t)need;
     }
     free(op->wsrc), free(op->bsrc);
     op->wsrc = op->bsrc = NULL;
@@ -86,6 +89,9 @@ static mlrt_status plan_arena(bld *b) {
     if (gr->tile_rows == 0) gr->tile_rows = 1;
     gr->arena_floats = place(gr, gr->tile_rows, fl);
     free(fl);
+    if (gr->arena_floats + gr->col_floats > MLRT_MAX_ARENA)
+        return mlrt_fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: the graph needs %zu MiB of activations and scratch; "
+                         "mlrt's limit is %u MiB", (gr->arena_floats + gr->col_floats) >> 18, MLRT_MAX_ARENA >> 18);
     gr->arena = malloc(gr->arena_floats * sizeof(float) + 16);
     gr->col = malloc(gr->col_floats * sizeof(float) + 16);
     if (!gr->arena || !gr->col) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory for the arena");
@@ -185,12 +191,17 @@ char *mlrt_onnx_describe(const mlrt_onnx *g) {
     return j.data;
 }
 
-static uint64_t graph_params(const mlrt_graph *gr) {
+static uint64_t graph_params(mlrt_graph *gr) {
     uint64_t n = 0;
+    gr->macs = 0;
     for (uint32_t k = 0; k < gr->n_ops; k++) {
         const mlrt_gop *op = &gr->ops[k];
+        uint64_t out = gr->vals[op->out].count;
         if (op->kind == MLRT_GOP_DENSE || op->kind == MLRT_GOP_CONV) n += (uint64_t)op->oc * (op->k_in + 1);
         if (op->kind == MLRT_GOP_AFFINE) n += 2ull * op->c;
+        gr->macs += op->kind == MLRT_GOP_DENSE || op->kind == MLRT_GOP_CONV ? out * op->k_in
+                  : op->kind == MLRT_GOP_MAXPOOL || op->kind == MLRT_GOP_AVGPOOL ? out * op->kh * op->kw
+                  : op->kind == MLRT_GOP_GLOBALAVG ? (uint64_t)op->h * op->w * op->c : out;
     }
     return n;
 }
@@ -218,11 +229,12 @@ mlrt_model *mlrt_graph_model(const mlrt_onnx *g, mlrt_graph *gr, mlrt_error *err
     mlrt_model_facts_json(&j, m);
     mlrt_buf_printf(&j, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"F32\",\"params\":%llu,\"weightBytes\":%llu,"
                         "\"layers\":[],\"metadata\":{},",
-                    m->in_size, m->out_size, (unsigned long long)graph_params(gr), (unsigned long long)gr->weight_bytes);
+                    m->in_size, m->out_size, (unsigned long long)gr->params, (unsigned long long)gr->weight_bytes);
     describe(&j, g);
     if (!j.oom) j.len--, j.data[j.len] = 0; /* reopen "onnx":{...} for the plan */
-    mlrt_buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"arenaBytes\":%zu,\"scratchBytes\":%zu}}}",
-                    gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops, gr->arena_floats * 4, gr->col_floats * 4);
+    mlrt_buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"macs\":%llu,\"arenaBytes\":%zu,"
+                        "\"scratchBytes\":%zu}}}", gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops,
+                    (unsigned long long)gr->macs, gr->arena_floats * 4, gr->col_floats * 4);
     m->info_json = j.data;
     if (oom || j.oom) {
         if (j.oom) free(j.data), m->info_json = NULL;

@@ -1478,6 +1478,7 @@ static void test_trained_models_if_present(void) {
 #include "test_quant.c"
 #include "test_trees.c"
 #include "test_layout.c"
+#include "test_onnx.c"
 
 typedef struct test_case {
     const char *name;
@@ -1547,6 +1548,10 @@ static const test_case TESTS[] = {
     T(test_trees_malformed),
     T(test_layout_decided_by_the_file),
     T(test_layout_guessed_and_overridden),
+    T(test_pb_vectors),
+    T(test_pb_depth_limit),
+    T(test_onnx_tiny_graph),
+    T(test_onnx_zoo_if_present),
 };
 
 static int g_passed, g_failed;

@@ -21,7 +21,7 @@ SECS=${1:-60}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 # FUZZERS="..." in the environment runs another list (other targets get their committed seeds only)
-FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack}
+FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack fuzz_onnx}
 MODELS=build/models
 CC=${CC:-cc}
 
@@ -45,6 +45,7 @@ for name in $FUZZERS; do
         fuzz_safetensors) models="mnist-mlp.safetensors mnist-mlp.aprender.safetensors"; dict=tests/fuzz/json.dict ;;
         fuzz_bintensors) models="mnist-mlp.bintensors"; dict=tests/fuzz/bintensors.dict ;;
         fuzz_json) models=""; dict=tests/fuzz/json.dict ;;
+        fuzz_onnx) models=""; dict=tests/fuzz/onnx.dict; cp tests/onnx/zoo/*.onnx "$corpus"/ ;;
         *) models=""; dict="" ;;
     esac
     build/fuzz/make_seeds "$name" "$corpus" "$MODELS/mnist-mlp.safetensors" "$MODELS/mnist-mlp.aprender.safetensors" || exit 2
