@@ -1,36 +1,125 @@
 /* kernels/conv.c — 2-D convolution and pooling on NCHW tensors (1-D ops run as height 1).
  *
- * A convolution is a dense layer over patches: im2col copies, for each output pixel p, the
- * C/groups x kh x kw inputs its window sees (zero where it overhangs the padding) into
- * col[p][k]; the packed SIMD dense kernel computes out[p][o] for all pixels, bias and activation
- * included; the result is transposed back to channel-major. Depthwise convolutions (one input
- * channel per group) have too little work per pixel for that and run a direct loop. */
+ * A convolution is a matrix product per image and group:
+ *     y[o][p] = b[o] + sum_k w[o][k] col[k][p]       o < oc/groups, p < oh*ow, k < c/groups*kh*kw
+ * im2col writes the patches col[k][p] (for each tap k = (channel, ky, kx), the input values the
+ * output pixels see through it; zero where the window overhangs the padding) in the layout the
+ * dense kernel (kernels/dense.c) reads packed weights in: panels of 8 pixels, col[p / 8][k][p % 8].
+ * The dense kernel then runs the channels' weights as its rows, 5 channels x 8 pixels at a time,
+ * and writes y channel-major (NCHW) directly; the bias and the activation follow per channel.
+ * A convolution with stride 1 skips the patches: its input is copied once into a zero-padded
+ * plane of width wp, and every output pixel q = oy * wp + ox (the columns past ow are computed and
+ * dropped) reads tap (ky, kx) at q + ky * dh * wp + kx * dw: contiguous vectors, 4 channels x 8
+ * pixels at a time, against weights packed [oc / 4][k][4].
+ * Each y[o][p] sums k in ascending order, in every build and for any batch.
+ * Depthwise convolutions (one input channel per group) have too little work per pixel for that
+ * and run a direct loop. */
 #include "../model/graph.h"
 #include <math.h>
+#include <string.h>
 
-/* col[p][k] for one group's channels [c0, c0 + cg) of image x [c][h][w]. */
+typedef float v4 __attribute__((vector_size(16)));
+typedef float v4u __attribute__((vector_size(16), aligned(4)));
+static inline v4 ld(const float *p) { return *(const v4u *)p; }
+static inline void st(float *p, v4 v) { *(v4u *)p = v; }
+static inline v4 splat(float x) { return (v4){x, x, x, x}; }
+
+
+/* The output columns [lo, hi) whose input column ox * s + x0 lies in [0, w). */
+static void valid_cols(int64_t x0, uint32_t s, uint32_t w, uint32_t ow, uint32_t *lo, uint32_t *hi) {
+    int64_t a = x0 >= 0 ? 0 : (-x0 + s - 1) / s, b = x0 >= (int64_t)w ? 0 : ((int64_t)w - 1 - x0) / s + 1;
+    if (b > ow) b = ow;
+    if (a > b) a = b;
+    *lo = (uint32_t)a, *hi = (uint32_t)b;
+}
+
+/* The patches of one group's channels [c0, c0 + cg) of image x [c][h][w], in panels of 8 pixels:
+ * col[p / 8][k][p % 8]; the lanes past the last pixel are zero. */
 static void im2col(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *col) {
-    const size_t hw = (size_t)op->h * op->w;
-    for (uint32_t oy = 0; oy < op->oh; oy++)
-        for (uint32_t ox = 0; ox < op->ow; ox++) {
-            float *dst = col + ((size_t)oy * op->ow + ox) * op->k_in;
-            int64_t y0 = (int64_t)oy * op->sh - op->pt, x0 = (int64_t)ox * op->sw - op->pl;
-            for (uint32_t ci = 0; ci < cg; ci++) {
-                const float *plane = x + (c0 + ci) * hw;
-                for (uint32_t ky = 0; ky < op->kh; ky++) {
-                    int64_t iy = y0 + (int64_t)ky * op->dh;
-                    if (iy < 0 || iy >= op->h) {
-                        for (uint32_t kx = 0; kx < op->kw; kx++) *dst++ = 0.0f;
-                        continue;
-                    }
-                    const float *row = plane + iy * op->w;
-                    for (uint32_t kx = 0; kx < op->kw; kx++) {
-                        int64_t ix = x0 + (int64_t)kx * op->dw;
-                        *dst++ = ix >= 0 && ix < op->w ? row[ix] : 0.0f;
-                    }
+    const size_t hw = (size_t)op->h * op->w, panel = (size_t)op->k_in * MLRT_PANEL, p = (size_t)op->oh * op->ow;
+    for (size_t k = 0, last = p / MLRT_PANEL * panel; p % MLRT_PANEL && k < op->k_in; k++)
+        for (size_t j = p % MLRT_PANEL; j < MLRT_PANEL; j++) col[last + k * MLRT_PANEL + j] = 0.0f;
+    for (uint32_t ci = 0; ci < cg; ci++)
+        for (uint32_t ky = 0; ky < op->kh; ky++)
+            for (uint32_t kx = 0; kx < op->kw; kx++) {
+                float *pp = col + (((size_t)ci * op->kh + ky) * op->kw + kx) * MLRT_PANEL; /* pixel 0's panel, tap k */
+                uint32_t lane = 0, lo, hi;
+                int64_t x0 = (int64_t)kx * op->dw - op->pl;
+                valid_cols(x0, op->sw, op->w, op->ow, &lo, &hi);
+                for (uint32_t oy = 0; oy < op->oh; oy++) {
+                    int64_t iy = (int64_t)oy * op->sh - op->pt + (int64_t)ky * op->dh;
+                    bool inside = iy >= 0 && iy < op->h;
+                    const float *src = x + (c0 + ci) * hw + (size_t)(inside ? iy : 0) * op->w;
+                    uint32_t a = inside ? lo : op->ow, z = inside ? hi : op->ow;
+                    /* hot loop: an output row's values through tap k, lane by lane into their panels */
+#define NEXT_PIXEL() if (++lane == MLRT_PANEL) lane = 0, pp += panel
+                    uint32_t ox = 0;
+                    for (; ox < a; ox++) { pp[lane] = 0.0f; NEXT_PIXEL(); }
+                    if (op->sw == 1) for (const float *s = src + x0; ox < z; ox++) { pp[lane] = s[ox]; NEXT_PIXEL(); }
+                    else for (; ox < z; ox++) { pp[lane] = src[x0 + (int64_t)ox * op->sw]; NEXT_PIXEL(); }
+                    for (; ox < op->ow; ox++) { pp[lane] = 0.0f; NEXT_PIXEL(); }
+#undef NEXT_PIXEL
                 }
             }
+}
+
+/* Stride 1: the group's channels [c0, c0 + cg) of x, zero-padded, into xp [cg][hp][wp] (+ zeros
+ * after, for the last vectors' overreach). */
+static void pad_planes(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
+    const size_t hw = (size_t)op->h * op->w, wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb;
+    memset(xp, 0, (cg * hp * wp + MLRT_CONV_SLACK(op)) * sizeof(float));
+    for (uint32_t ci = 0; ci < cg; ci++)
+        for (uint32_t iy = 0; iy < op->h; iy++)
+            memcpy(xp + ((size_t)ci * hp + op->pt + iy) * wp + op->pl, x + (c0 + ci) * hw + (size_t)iy * op->w,
+                   op->w * sizeof(float));
+}
+
+/* stage[o][q] = sum over channels and taps of w4[k][o] xp[c][q + off[t]], o < 4, q < pv (a multiple of 8). */
+__attribute__((noinline)) static void direct_4x8(const float *xp, size_t plane, uint32_t cg, const int32_t *off,
+                                                 uint32_t taps, const float *w4, size_t pv, float *stage) {
+    for (size_t q = 0; q < pv; q += 8) {
+        v4 a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0}, c0 = {0}, c1 = {0}, d0 = {0}, d1 = {0};
+        const float *w = w4;
+        for (uint32_t ci = 0; ci < cg; ci++) {
+            const float *xc = xp + ci * plane + q;
+            /* hot loop: a tap's two pixel vectors feed four channels */
+            for (uint32_t t = 0; t < taps; t++, w += 4) {
+                v4 x0 = ld(xc + off[t]), x1 = ld(xc + off[t] + 4), s;
+                s = splat(w[0]); a0 += s * x0; a1 += s * x1;
+                s = splat(w[1]); b0 += s * x0; b1 += s * x1;
+                s = splat(w[2]); c0 += s * x0; c1 += s * x1;
+                s = splat(w[3]); d0 += s * x0; d1 += s * x1;
+            }
         }
+        st(stage + q, a0); st(stage + q + 4, a1);
+        st(stage + pv + q, b0); st(stage + pv + q + 4, b1);
+        st(stage + 2 * pv + q, c0); st(stage + 2 * pv + q + 4, c1);
+        st(stage + 3 * pv + q, d0); st(stage + 3 * pv + q + 4, d1);
+    }
+}
+
+/* A stride-1 convolution of one image: w4 = op->wdw packed [groups][ocg / 4 rounded up][k][4]. */
+static void conv_direct(const mlrt_gop *op, const float *x, float *y, float *scratch) {
+    const size_t wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb, p = (size_t)op->oh * op->ow;
+    const size_t pv = ((size_t)op->oh * wp + 7) / 8 * 8, taps = (size_t)op->kh * op->kw;
+    const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
+    float *xp = scratch, *stage = scratch + cg * hp * wp + MLRT_CONV_SLACK(op);
+    int32_t off[64];
+    for (uint32_t ky = 0; ky < op->kh; ky++)
+        for (uint32_t kx = 0; kx < op->kw; kx++) off[ky * op->kw + kx] = (int32_t)(ky * op->dh * wp + kx * op->dw);
+    for (uint32_t g = 0; g < op->groups; g++) {
+        pad_planes(op, x, g * cg, cg, xp);
+        for (uint32_t bk = 0; bk < blocks; bk++) {
+            direct_4x8(xp, hp * wp, cg, off, (uint32_t)taps, op->wdw + ((size_t)g * blocks + bk) * op->k_in * 4, pv, stage);
+            for (uint32_t j = 0; j < 4 && bk * 4 + j < ocg; j++) { /* the valid columns, plus bias and activation */
+                uint32_t o = g * ocg + bk * 4 + j;
+                float *yo = y + o * p, bias = op->bdw[o];
+                for (uint32_t oy = 0; oy < op->oh; oy++)
+                    for (uint32_t ox = 0; ox < op->ow; ox++) yo[oy * op->ow + ox] = stage[j * pv + oy * wp + ox] + bias;
+                mlrt_activate(op->act, yo, p);
+            }
+        }
+    }
 }
 
 /* One output channel of a depthwise convolution: y [oh][ow] from plane [h][w]. */
@@ -54,9 +143,14 @@ static void depthwise(const mlrt_gop *op, const float *plane, const float *w, fl
     }
 }
 
-void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, float *col, size_t images) {
+void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, const float *zeros, float *col, size_t images) {
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
     const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups;
+    const size_t p_pad = (p + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
+    /* the patches as a dense layer of p outputs and no bias (col starts with zeros) */
+    mlrt_dense d = {0};
+    d.in = op->k_in, d.out = (uint32_t)p, d.out_padded = (uint32_t)p_pad;
+    d.w = col, d.b = (float *)zeros, d.act = MLRT_ACT_IDENTITY;
     for (size_t n = 0; n < images; n++, x += op->c * hw, y += op->oc * p) {
         if (op->depthwise) {
             uint32_t mult = op->oc / op->c;
@@ -66,19 +160,54 @@ void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, float *col,
             }
             continue;
         }
-        float *tmp = col + p * op->k_in;
+        if (op->direct) {
+            conv_direct(op, x, y, col);
+            continue;
+        }
         for (uint32_t g = 0; g < op->groups; g++) {
             im2col(op, x, g * cg, cg, col);
-            mlrt_dense_forward(&op->dense[g], col, op->k_in, tmp, ocg, p);
-            float *yg = y + (size_t)g * ocg * p;
-            for (size_t q = 0; q < p; q++) /* [p][o] -> [o][p] */
-                for (uint32_t o = 0; o < ocg; o++) yg[o * p + q] = tmp[q * ocg + o];
+            mlrt_dense_forward(&d, op->wdw + (size_t)g * ocg * op->k_in, op->k_in, y + (size_t)g * ocg * p, p, ocg);
+        }
+        for (uint32_t o = 0; o < op->oc; o++) {
+            float *yo = y + o * p, bias = op->bdw[o];
+            for (size_t q = 0; q < p; q++) yo[q] += bias;
+            mlrt_activate(op->act, yo, p);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ pooling */
+
+/* 2x2 max pooling, stride 2, no padding: four outputs per step from two rows of eight inputs. */
+static void maxpool_2x2(const float *x, uint32_t w, uint32_t oh, uint32_t ow, float *y) {
+    typedef int32_t i4 __attribute__((vector_size(16)));
+    for (uint32_t oy = 0; oy < oh; oy++, y += ow) {
+        const float *r0 = x + (size_t)2 * oy * w, *r1 = r0 + w;
+        uint32_t ox = 0;
+        for (; ox + 4 <= ow && 2 * ox + 8 <= w; ox += 4) {
+            v4 a = ld(r0 + 2 * ox), b = ld(r0 + 2 * ox + 4), c = ld(r1 + 2 * ox), d = ld(r1 + 2 * ox + 4);
+            v4 m = __builtin_shufflevector(a, b, 0, 2, 4, 6), v = __builtin_shufflevector(a, b, 1, 3, 5, 7);
+            i4 k = v > m;
+            m = (v4)((k & (i4)v) | (~k & (i4)m));
+            v = __builtin_shufflevector(c, d, 0, 2, 4, 6), k = v > m, m = (v4)((k & (i4)v) | (~k & (i4)m));
+            v = __builtin_shufflevector(c, d, 1, 3, 5, 7), k = v > m, m = (v4)((k & (i4)v) | (~k & (i4)m));
+            st(y + ox, m);
+        }
+        for (; ox < ow; ox++) { /* the same comparisons, in the same order */
+            float m = r0[2 * ox], v;
+            v = r0[2 * ox + 1], m = v > m ? v : m;
+            v = r1[2 * ox], m = v > m ? v : m;
+            v = r1[2 * ox + 1], m = v > m ? v : m;
+            y[ox] = m;
         }
     }
 }
 
 void mlrt_pool_forward(const mlrt_gop *op, const float *x, float *y, size_t images) {
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
+    const bool max = op->kind == MLRT_GOP_MAXPOOL;
+    const bool fast2x2 = max && op->kh == 2 && op->kw == 2 && op->sh == 2 && op->sw == 2 && op->dh == 1 && op->dw == 1 &&
+                         op->pt == 0 && op->pl == 0 && 2u * op->oh <= op->h && 2u * op->ow <= op->w;
     for (size_t plane = 0; plane < images * op->c; plane++, x += hw, y += p) {
         if (op->kind == MLRT_GOP_GLOBALAVG) {
             float s = 0.0f;
@@ -86,33 +215,40 @@ void mlrt_pool_forward(const mlrt_gop *op, const float *x, float *y, size_t imag
             y[0] = s / (float)hw;
             continue;
         }
-        for (uint32_t oy = 0; oy < op->oh; oy++)
+        if (fast2x2) {
+            maxpool_2x2(x, op->w, op->oh, op->ow, y);
+            continue;
+        }
+        for (uint32_t oy = 0; oy < op->oh; oy++) {
+            int64_t y0 = (int64_t)oy * op->sh - op->pt;
+            /* the window rows inside the input: ky in [ky0, ky1) */
+            uint32_t ky0, ky1;
+            valid_cols(y0, op->dh, op->h, op->kh, &ky0, &ky1);
             for (uint32_t ox = 0; ox < op->ow; ox++) {
-                int64_t y0 = (int64_t)oy * op->sh - op->pt, x0 = (int64_t)ox * op->sw - op->pl;
-                float acc = op->kind == MLRT_GOP_MAXPOOL ? -INFINITY : 0.0f;
-                uint32_t inside = 0;
-                for (uint32_t ky = 0; ky < op->kh; ky++) {
-                    int64_t iy = y0 + (int64_t)ky * op->dh;
-                    if (iy < 0 || iy >= op->h) continue;
-                    for (uint32_t kx = 0; kx < op->kw; kx++) {
-                        int64_t ix = x0 + (int64_t)kx * op->dw;
-                        if (ix < 0 || ix >= op->w) continue;
-                        float v = x[iy * op->w + ix];
-                        if (op->kind == MLRT_GOP_MAXPOOL) acc = v > acc ? v : acc;
-                        else acc += v;
-                        inside++;
+                int64_t x0 = (int64_t)ox * op->sw - op->pl;
+                uint32_t kx0 = 0, kx1 = op->kw;
+                if (x0 < 0 || x0 + (int64_t)(op->kw - 1) * op->dw >= op->w) valid_cols(x0, op->dw, op->w, op->kw, &kx0, &kx1);
+                float acc = max ? -INFINITY : 0.0f;
+                /* hot loop: the window's rows and columns inside the input */
+                for (uint32_t ky = ky0; ky < ky1; ky++) {
+                    const float *row = x + (size_t)(y0 + (int64_t)ky * op->dh) * op->w + (size_t)(x0 + (int64_t)kx0 * op->dw);
+                    for (uint32_t kx = kx0; kx < kx1; kx++, row += op->dw) {
+                        float v = *row;
+                        acc = max ? (v > acc ? v : acc) : acc + v;
                     }
                 }
-                if (op->kind == MLRT_GOP_AVGPOOL) {
-                    float div = (float)inside;
+                if (!max) {
+                    float div = (float)((ky1 - ky0) * (kx1 - kx0));
                     if (op->count_pad) { /* the window clipped to the padded input */
                         int64_t ye = y0 + (int64_t)(op->kh - 1) * op->dh + 1, xe = x0 + (int64_t)(op->kw - 1) * op->dw + 1;
                         int64_t ylim = (int64_t)op->h + op->pb, xlim = (int64_t)op->w + op->pr;
-                        div = (float)(((ye < ylim ? ye : ylim) - y0 + op->dh - 1) / op->dh * (((xe < xlim ? xe : xlim) - x0 + op->dw - 1) / op->dw));
+                        div = (float)((((ye < ylim ? ye : ylim) - y0 + op->dh - 1) / op->dh) *
+                                      (((xe < xlim ? xe : xlim) - x0 + op->dw - 1) / op->dw));
                     }
                     acc = div > 0 ? acc / div : 0.0f;
                 }
                 y[(size_t)oy * op->ow + ox] = acc;
             }
+        }
     }
 }

@@ -308,7 +308,7 @@ void mlrt_graph_free(mlrt_graph *gr) {
     for (uint32_t k = 0; k < gr->n_vals; k++) free(gr->vals[k].f), free(gr->vals[k].i);
     for (uint32_t k = 0; k < gr->n_ops; k++) {
         mlrt_gop *op = &gr->ops[k];
-        for (uint32_t d = 0; op->dense && d < (op->kind == MLRT_GOP_DENSE ? 1 : op->groups); d++)
+        for (uint32_t d = 0; op->dense && d < 1; d++)
             free(op->dense[d].w), free(op->dense[d].b);
         free(op->dense), free(op->wsrc), free(op->bsrc), free(op->wdw), free(op->bdw), free(op->perm), free(op->ins);
     }

@@ -90,7 +90,7 @@ bool mlrt_str_eq(mlrt_str s, const char *c);
 
 typedef enum mlrt_gop_kind {
     MLRT_GOP_DENSE,       /* rows of in floats -> rows of out (Gemm, MatMul + Add): dense[0] */
-    MLRT_GOP_CONV,        /* 2-D NCHW convolution: im2col + dense[g] per group, or depthwise */
+    MLRT_GOP_CONV,        /* 2-D NCHW convolution: im2col + dense[g] per group (pixels as rows), or depthwise */
     MLRT_GOP_MAXPOOL, MLRT_GOP_AVGPOOL, MLRT_GOP_GLOBALAVG,
     MLRT_GOP_BINARY,      /* Add Sub Mul Div, numpy broadcasting */
     MLRT_GOP_UNARY,       /* Relu LeakyRelu Sigmoid Tanh Clip */
@@ -138,6 +138,8 @@ typedef struct mlrt_gop {
     int32_t pt, pl, pb, pr;         /* pads: top, left, bottom, right */
     uint32_t groups;                /* CONV: groups; depthwise when groups == c and c == oc / mult */
     bool depthwise, count_pad;      /* AVGPOOL: count_include_pad */
+    bool direct;                    /* CONV: stride 1, at most MLRT_CONV_MAX_TAPS taps: no patches (kernels/conv.c);
+                                     * wdw is then packed [groups][ceil(ocg / 4)][k][4] */
     mlrt_dense *dense;              /* DENSE: [1]; CONV (not depthwise): [groups] */
     float *wsrc, *bsrc;             /* DENSE / CONV while planning: weights [oc][k] and bias [oc] (or NULL), before
                                      * BatchNormalization is folded in and they are packed into dense / wdw */
@@ -159,8 +161,9 @@ typedef struct mlrt_graph {
     const float *x;                 /* while running: the caller's input rows */
     float *arena;                   /* [arena_floats]: every computed value for tile_rows samples */
     size_t arena_floats;
-    float *col;                     /* [col_floats] CONV scratch: im2col patches, then the NHWC result */
-    size_t col_floats;
+    float *col;                     /* [zeros_floats + col_floats] CONV scratch: zeros (the dense kernel's bias when it
+                                     * runs a convolution), then the patches of one image and group */
+    size_t col_floats, zeros_floats;
     uint64_t weight_bytes, params;
     uint64_t macs;                  /* multiply-adds (and window reads) per sample: the plan's cost */
     char *summary_json;             /* the graph's members of info / inspect ("onnx":{...}) */
@@ -180,7 +183,11 @@ void mlrt_graph_run_op(const mlrt_graph *gr, const mlrt_gop *op, size_t rows);
 float *mlrt_graph_value(const mlrt_graph *gr, int32_t v);
 
 /* ---------------------------------------------------------------- kernels (kernels/conv.c) */
-void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, float *col, size_t images);
+#define MLRT_CONV_MAX_TAPS 64
+/* Floats after a direct convolution's padded planes that its last pixel vectors may read. */
+#define MLRT_CONV_SLACK(op) ((size_t)((op)->kh - 1) * (op)->dh * ((op)->w + (op)->pl + (op)->pr) + (size_t)((op)->kw - 1) * (op)->dw + 16)
+/* col: the patches of one image and group (kernels/conv.c); zeros: at least as many zeros as pixels, rounded up to 8. */
+void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, const float *zeros, float *col, size_t images);
 void mlrt_pool_forward(const mlrt_gop *op, const float *x, float *y, size_t images);
 
 /* ---------------------------------------------------------------- kernels (kernels/tensor_ops.c) */

@@ -1,6 +1,7 @@
 /* model/graph_plan.c — after the nodes: weights packed for the kernels, every computed value
  * placed in one arena (values whose lifetimes do not overlap share bytes), the model and its info. */
 #include "graph_build.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,36 +9,52 @@
 
 static int32_t root(const mlrt_graph *gr, int32_t v) { return gr->vals[v].alias >= 0 ? gr->vals[v].alias : v; }
 
-/* Packs a dense or conv op's weights: depthwise keeps [oc][kh*kw], the others become dense layers. */
+/* Packs a dense op's weights into a dense layer; a convolution keeps its as they are
+ * ([oc][c/groups][kh][kw]: kernels/conv.c runs them as rows against the patches). */
 static mlrt_status pack(bld *b, mlrt_gop *op) {
-    uint32_t groups = op->kind == MLRT_GOP_CONV ? op->groups : 1, ocg = op->oc / groups;
-    if (op->kind == MLRT_GOP_CONV && op->depthwise) {
+    for (uint64_t i = 0; i < (uint64_t)op->oc * op->k_in; i++)
+        if (!isfinite(op->wsrc[i])) return mlrt_fail(b->err, MLRT_ERR_NON_FINITE, "onnx: node %u: a weight is not finite", op->node);
+    if (op->kind == MLRT_GOP_CONV) {
+        op->direct = !op->depthwise && op->sh == 1 && op->sw == 1 && (uint64_t)op->kh * op->kw <= MLRT_CONV_MAX_TAPS;
+        if (op->direct) { /* weights [groups][ceil(ocg / 4)][k][4], zero for the channels past ocg */
+            uint32_t ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
+            float *w4 = calloc((size_t)op->groups * blocks * op->k_in * 4 + 1, sizeof(float));
+            if (!w4) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+            for (uint32_t o = 0; o < op->oc; o++) {
+                uint32_t g = o / ocg, j = o % ocg;
+                for (uint32_t k = 0; k < op->k_in; k++)
+                    w4[(((size_t)g * blocks + j / 4) * op->k_in + k) * 4 + j % 4] = op->wsrc[(size_t)o * op->k_in + k];
+            }
+            free(op->wsrc);
+            op->wsrc = w4;
+        }
         op->wdw = op->wsrc, op->wsrc = NULL;
         op->bdw = op->bsrc ? op->bsrc : calloc(op->oc, sizeof(float)), op->bsrc = NULL;
         b->gr->weight_bytes += (uint64_t)op->oc * (op->k_in + 1) * sizeof(float);
-        return op->bdw ? MLRT_OK : mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-    }
-    if (!(op->dense = calloc(groups, sizeof *op->dense))) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-    for (uint32_t g = 0; g < groups; g++) {
-        mlrt_dense_src s = {0};
-        char name[48];
-        mlrt_format_to(name, sizeof name, "node %u weights", op->node);
-        s.name = s.b_name = name;
-        s.in = op->k_in, s.out = ocg;
-        s.w = (const uint8_t *)(op->wsrc + (size_t)g * ocg * op->k_in), s.w_dtype = MLRT_F32;
-        s.b = op->bsrc ? (const uint8_t *)(op->bsrc + (size_t)g * ocg) : NULL, s.b_dtype = MLRT_F32;
-        s.act = op->act;
-        mlrt_status st = mlrt_dense_pack(&s, "onnx", &op->dense[g], b->err);
-        if (st) return st;
-        b->gr->weight_bytes += (uint64_t)op->dense[g].out_padded * op->k_in * sizeof(float);
-    }
-    if (op->kind == MLRT_GOP_CONV) {
-        uint64_t p = (uint64_t)op->oh * op->ow, need = p * op->k_in + p * ((ocg + 7) / 8 * 8);
-        if (need > MLRT_MAX_ARENA)
+        uint64_t p_pad = ((uint64_t)op->oh * op->ow + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
+        uint64_t wp = (uint64_t)op->w + op->pl + op->pr, hp = (uint64_t)op->h + op->pt + op->pb;
+        uint64_t need = op->depthwise ? 0 : op->direct ? (uint64_t)(op->c / op->groups) * hp * wp + MLRT_CONV_SLACK(op) +
+                                                             4 * (((uint64_t)op->oh * wp + 7) / 8 * 8)
+                                                          : p_pad * op->k_in;
+        if (need + p_pad > MLRT_MAX_ARENA)
             return mlrt_fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: node %u's patches need %llu MiB; mlrt's limit is %u MiB",
                              op->node, (unsigned long long)(need >> 18), MLRT_MAX_ARENA >> 18);
         if (need > b->gr->col_floats) b->gr->col_floats = (size_t)need;
+        if (!op->depthwise && !op->direct && p_pad > b->gr->zeros_floats) b->gr->zeros_floats = (size_t)p_pad;
+        return op->bdw ? MLRT_OK : mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
     }
+    if (!(op->dense = calloc(1, sizeof *op->dense))) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+    mlrt_dense_src s = {0};
+    char name[48];
+    mlrt_format_to(name, sizeof name, "node %u weights", op->node);
+    s.name = s.b_name = name;
+    s.in = op->k_in, s.out = op->oc;
+    s.w = (const uint8_t *)op->wsrc, s.w_dtype = MLRT_F32;
+    s.b = (const uint8_t *)op->bsrc, s.b_dtype = MLRT_F32;
+    s.act = op->act;
+    mlrt_status st = mlrt_dense_pack(&s, "onnx", op->dense, b->err);
+    if (st) return st;
+    b->gr->weight_bytes += (uint64_t)op->dense->out_padded * op->k_in * sizeof(float);
     free(op->wsrc), free(op->bsrc);
     op->wsrc = op->bsrc = NULL;
     return MLRT_OK;
@@ -89,11 +106,11 @@ static mlrt_status plan_arena(bld *b) {
     if (gr->tile_rows == 0) gr->tile_rows = 1;
     gr->arena_floats = place(gr, gr->tile_rows, fl);
     free(fl);
-    if (gr->arena_floats + gr->col_floats > MLRT_MAX_ARENA)
+    if (gr->arena_floats + gr->col_floats + gr->zeros_floats > MLRT_MAX_ARENA)
         return mlrt_fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: the graph needs %zu MiB of activations and scratch; "
                          "mlrt's limit is %u MiB", (gr->arena_floats + gr->col_floats) >> 18, MLRT_MAX_ARENA >> 18);
     gr->arena = malloc(gr->arena_floats * sizeof(float) + 16);
-    gr->col = malloc(gr->col_floats * sizeof(float) + 16);
+    gr->col = calloc(gr->zeros_floats + gr->col_floats + 4, sizeof(float)); /* the zeros stay zero */
     if (!gr->arena || !gr->col) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory for the arena");
     return MLRT_OK;
 }
@@ -234,7 +251,7 @@ mlrt_model *mlrt_graph_model(const mlrt_onnx *g, mlrt_graph *gr, mlrt_error *err
     if (!j.oom) j.len--, j.data[j.len] = 0; /* reopen "onnx":{...} for the plan */
     mlrt_buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"macs\":%llu,\"arenaBytes\":%zu,"
                         "\"scratchBytes\":%zu}}}", gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops,
-                    (unsigned long long)gr->macs, gr->arena_floats * 4, gr->col_floats * 4);
+                    (unsigned long long)gr->macs, gr->arena_floats * 4, (gr->col_floats + gr->zeros_floats) * 4);
     m->info_json = j.data;
     if (oom || j.oom) {
         if (j.oom) free(j.data), m->info_json = NULL;

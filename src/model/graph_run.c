@@ -31,7 +31,7 @@ void mlrt_graph_run_op(const mlrt_graph *gr, const mlrt_gop *op, size_t rows) {
             mlrt_dense_forward(&op->dense[0], x + i * op->k_in, op->k_in, y + i * op->oc, op->oc, r - i < tile ? r - i : tile);
         break;
     }
-    case MLRT_GOP_CONV: mlrt_conv_forward(op, x, y, gr->col, images); break;
+    case MLRT_GOP_CONV: mlrt_conv_forward(op, x, y, gr->col, gr->col + gr->zeros_floats, images); break;
     case MLRT_GOP_MAXPOOL: case MLRT_GOP_AVGPOOL: case MLRT_GOP_GLOBALAVG: mlrt_pool_forward(op, x, y, images); break;
     case MLRT_GOP_BINARY: {
         int64_t ad[MLRT_MAX_RANK], bd[MLRT_MAX_RANK], yd[MLRT_MAX_RANK];
