@@ -75,7 +75,8 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
-             model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops
+             model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
+             codecs/lz4
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)

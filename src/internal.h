@@ -319,8 +319,6 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
-/* The same, storing y transposed: y[o * y_stride + r] (y: [out][y_stride]); no activation. */
-void mlrt_dense_forward_t(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows);
 
 /* ---- tree and k-means kernels (kernels/tree.c) ---- */
 /* Walks one tree (root, depth levels) for rows [0, rows) of x [rows][stride]: at[r] = the leaf row r ends in. */

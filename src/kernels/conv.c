@@ -35,7 +35,7 @@ static void valid_cols(int64_t x0, uint32_t s, uint32_t w, uint32_t ow, uint32_t
 
 /* The patches of one group's channels [c0, c0 + cg) of image x [c][h][w], in panels of 8 pixels:
  * col[p / 8][k][p % 8]; the lanes past the last pixel are zero. */
-static void im2col(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *col) {
+MLRT_SMALL __attribute__((noinline)) static void im2col(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *col) {
     const size_t hw = (size_t)op->h * op->w, panel = (size_t)op->k_in * MLRT_PANEL, p = (size_t)op->oh * op->ow;
     for (size_t k = 0, last = p / MLRT_PANEL * panel; p % MLRT_PANEL && k < op->k_in; k++)
         for (size_t j = p % MLRT_PANEL; j < MLRT_PANEL; j++) col[last + k * MLRT_PANEL + j] = 0.0f;
@@ -65,7 +65,7 @@ static void im2col(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg,
 
 /* Stride 1: the group's channels [c0, c0 + cg) of x, zero-padded, into xp [cg][hp][wp] (+ zeros
  * after, for the last vectors' overreach). */
-static void pad_planes(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
+MLRT_SMALL __attribute__((noinline)) static void pad_planes(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
     const size_t hw = (size_t)op->h * op->w, wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb;
     memset(xp, 0, (cg * hp * wp + MLRT_CONV_SLACK(op)) * sizeof(float));
     for (uint32_t ci = 0; ci < cg; ci++)
@@ -99,7 +99,7 @@ __attribute__((noinline)) static void direct_4x8(const float *xp, size_t plane, 
 }
 
 /* A stride-1 convolution of one image: w4 = op->wdw packed [groups][ocg / 4 rounded up][k][4]. */
-static void conv_direct(const mlrt_gop *op, const float *x, float *y, float *scratch) {
+MLRT_SMALL __attribute__((noinline)) static void conv_direct(const mlrt_gop *op, const float *x, float *y, float *scratch) {
     const size_t wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb, p = (size_t)op->oh * op->ow;
     const size_t pv = ((size_t)op->oh * wp + 7) / 8 * 8, taps = (size_t)op->kh * op->kw;
     const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
@@ -123,7 +123,7 @@ static void conv_direct(const mlrt_gop *op, const float *x, float *y, float *scr
 }
 
 /* One output channel of a depthwise convolution: y [oh][ow] from plane [h][w]. */
-static void depthwise(const mlrt_gop *op, const float *plane, const float *w, float bias, float *y) {
+MLRT_SMALL __attribute__((noinline)) static void depthwise(const mlrt_gop *op, const float *plane, const float *w, float bias, float *y) {
     for (uint32_t oy = 0; oy < op->oh; oy++) {
         int64_t y0 = (int64_t)oy * op->sh - op->pt;
         for (uint32_t ox = 0; ox < op->ow; ox++) {
@@ -203,7 +203,7 @@ static void maxpool_2x2(const float *x, uint32_t w, uint32_t oh, uint32_t ow, fl
     }
 }
 
-void mlrt_pool_forward(const mlrt_gop *op, const float *x, float *y, size_t images) {
+MLRT_SMALL void mlrt_pool_forward(const mlrt_gop *op, const float *x, float *y, size_t images) {
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
     const bool max = op->kind == MLRT_GOP_MAXPOOL;
     const bool fast2x2 = max && op->kh == 2 && op->kw == 2 && op->sh == 2 && op->sw == 2 && op->dh == 1 && op->dw == 1 &&

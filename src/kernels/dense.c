@@ -104,15 +104,13 @@ __attribute__((noinline)) void mlrt_activate(mlrt_activation act, float *y, size
     }
 }
 
-/* Adds the bias, keeps the first `out` of the panel's outputs: y[j * step]. */
-static inline void store_panel(const float *acc8, const float *bias8, float *y, size_t n, size_t step) {
-    for (size_t j = 0; j < n; j++) y[j * step] = acc8[j] + bias8[j];
+/* Adds the bias, keeps the first `out` of the panel's outputs. */
+static inline void store_panel(const float *acc8, const float *bias8, float *y, size_t n) {
+    for (size_t j = 0; j < n; j++) y[j] = acc8[j] + bias8[j];
 }
 
-/* transposed: row r's output o goes to y[o * y_stride + r] (a convolution's channel-major output). */
-static inline void dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
-                                 size_t rows, bool transposed) {
-    const size_t rs = transposed ? 1 : y_stride, os = transposed ? y_stride : 1; /* y's strides: row, output */
+__attribute__((noinline)) void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
+                        size_t rows) {
     const size_t in = l->in, panel_floats = in * MLRT_PANEL, panels = l->out_padded / MLRT_PANEL;
     const size_t row_blocks = rows / ROWS * ROWS;
     float acc[ROWS * MLRT_PANEL];
@@ -122,37 +120,26 @@ static inline void dense_forward(const mlrt_dense *l, const float *x, size_t x_s
         size_t o = p * MLRT_PANEL, n = l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL;
         for (size_t r = 0; r < row_blocks; r += ROWS) {
             panel_rows(w, x + r * x_stride, x_stride, in, acc, MLRT_PANEL);
-            for (size_t k = 0; k < ROWS; k++) store_panel(acc + k * MLRT_PANEL, bias, y + (r + k) * rs + o * os, n, os);
+            for (size_t k = 0; k < ROWS; k++) store_panel(acc + k * MLRT_PANEL, bias, y + (r + k) * y_stride + o, n);
         }
     }
     /* the last rows one at a time */
     for (size_t r = row_blocks; r < rows; r++) {
         const float *xr = x + r * x_stride;
-        float *yr = y + r * rs;
+        float *yr = y + r * y_stride;
         size_t p = 0;
         for (; p + 4 <= panels; p += 4) {
             panels4_1row(l->w + p * panel_floats, xr, in, acc);
             for (size_t k = 0; k < 4; k++) {
                 size_t o = (p + k) * MLRT_PANEL;
-                store_panel(acc + k * MLRT_PANEL, l->b + o, yr + o * os, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL, os);
+                store_panel(acc + k * MLRT_PANEL, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
             }
         }
         for (; p < panels; p++) {
             size_t o = p * MLRT_PANEL;
             panel_1row(l->w + p * panel_floats, xr, in, acc);
-            store_panel(acc, l->b + o, yr + o * os, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL, os);
+            store_panel(acc, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
         }
     }
-    if (!transposed)
-        for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride, l->out);
-}
-
-__attribute__((noinline)) void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y,
-                                                  size_t y_stride, size_t rows) {
-    dense_forward(l, x, x_stride, y, y_stride, rows, false);
-}
-
-__attribute__((noinline)) void mlrt_dense_forward_t(const mlrt_dense *l, const float *x, size_t x_stride, float *y,
-                                                    size_t y_stride, size_t rows) {
-    dense_forward(l, x, x_stride, y, y_stride, rows, true);
+    for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride, l->out);
 }
