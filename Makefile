@@ -47,9 +47,9 @@ SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=a
 WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-wasi.wasm
 MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
          build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
-APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr
+APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/models/digit-cnn.onnx
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
-             web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr
+             web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr web/models/digit-cnn.onnx
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
           build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx
 
@@ -174,6 +174,11 @@ fuzz-decompress: build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd build/decompress/manif
 	    -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -artifact_prefix=build/fuzz/artifacts/fuzz_zstd/
 
 # ---- the web demo: models the trainer made, served by web/server.mjs ----
+# the demo's digit CNN: trained and exported by tools/onnx/export_zoo.py, committed with the zoo
+build/models/digit-cnn.onnx: tests/onnx/zoo/digit-cnn.onnx
+	@mkdir -p build/models
+	cp $< $@
+
 web/models/%: build/models/%
 	cp $< $@
 

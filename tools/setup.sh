@@ -28,6 +28,7 @@ need python3-argon2 /usr/bin/python3 -c 'import argon2'
 need python3-sklearn /usr/bin/python3 -c 'import sklearn'
 need python3-msgpack /usr/bin/python3 -c 'import msgpack'
 need python3-numpy /usr/bin/python3 -c 'import numpy'
+need libonnx-testdata test -d /usr/share/libonnx-testdata/data/node
 need nodejs      command -v node
 need npm         command -v npm
 

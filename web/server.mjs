@@ -37,6 +37,7 @@ export const MIME_TYPES = {
   '.safetensors': 'application/octet-stream',
   '.bintensors': 'application/octet-stream',
   '.apr': 'application/octet-stream',
+  '.onnx': 'application/octet-stream',
 };
 
 /** Maps a URL path to { root, rel } or null. rel is still percent-encoded. */

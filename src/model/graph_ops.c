@@ -4,7 +4,8 @@
  * reader and is not the graph output):
  *   Conv / Gemm / MatMul + BatchNormalization  -> the scale and shift folded into weights and bias
  *   MatMul + Add of a [N] constant              -> the bias of the dense op
- *   Conv / Gemm / MatMul + Relu, Sigmoid, Tanh, LeakyRelu(0.01) -> the dense kernel's activation */
+ *   Conv / Gemm / MatMul + Relu, Sigmoid, Tanh, LeakyRelu(0.01) -> the dense kernel's activation
+ *   Gemm / MatMul + Softmax over their outputs   -> the dense kernel's softmax */
 #include "graph_build.h"
 #include <math.h>
 #include <stdlib.h>
@@ -409,6 +410,13 @@ mlrt_status mlrt_op_softmax(bld *b) {
     TRY(mlrt_bld_int(b, "axis", old ? 1 : -1, &axis));
     TRY(mlrt_bld_axis(b, axis, xv->rank, &ax));
     TRY(mlrt_bld_rows_apart(b, ax > 0, "it normalises over axis 0"));
+    bool log = mlrt_str_eq(node(b)->op, "LogSoftmax");
+    mlrt_gop *p = log || ax + 1 != xv->rank ? NULL : fusable(b, 0);
+    if (p && p->kind == MLRT_GOP_DENSE && (uint64_t)xv->dims[ax] == p->oc) { /* over a dense op's outputs */
+        p->act = MLRT_ACT_SOFTMAX;
+        mlrt_bld_set_out(b, p->out);
+        return MLRT_OK;
+    }
     int32_t out = mlrt_bld_val(b, xv->rank, xv->dims);
     mlrt_gop *op = out < 0 ? NULL : mlrt_bld_op(b, MLRT_GOP_SOFTMAX, out);
     if (!op) return OOM();
