@@ -124,8 +124,10 @@ mlrt_status mlrt_op_gemm(bld *b) {
     float *w = malloc(n * k * sizeof *w), *bias = cv ? malloc(n * sizeof *bias) : NULL;
     if (!w || (cv && !bias)) { free(w), free(bias); return OOM(); }
     const float *B = VAL(bw)->f;
-    for (uint64_t o = 0; o < n; o++)
-        for (uint64_t i = 0; i < k; i++) w[o * k + i] = alpha * (tb ? B[o * k + i] : B[i * n + o]);
+    if (tb && alpha == 1.0f) memcpy(w, B, n * k * sizeof *w); /* PyTorch's Linear: B is already [n][k] */
+    else
+        for (uint64_t o = 0; o < n; o++)
+            for (uint64_t i = 0; i < k; i++) w[o * k + i] = alpha * (tb ? B[o * k + i] : B[i * n + o]);
     for (uint64_t o = 0; cv && o < n; o++) bias[o] = beta * cv->f[cv->count == 1 ? 0 : o % cv->count];
     int64_t dims[2] = {(int64_t)m, (int64_t)n};
     TRY(dense_op(b, a, 2, dims, w, bias, (uint32_t)k));

@@ -12,9 +12,10 @@ static int32_t root(const mlrt_graph *gr, int32_t v) { return gr->vals[v].alias 
 /* Packs a dense op's weights into a dense layer; a convolution keeps its as they are
  * ([oc][c/groups][kh][kw]: kernels/conv.c runs them as rows against the patches). */
 static mlrt_status pack(bld *b, mlrt_gop *op) {
-    for (uint64_t i = 0; i < (uint64_t)op->oc * op->k_in; i++)
-        if (!isfinite(op->wsrc[i])) return mlrt_fail(b->err, MLRT_ERR_NON_FINITE, "onnx: node %u: a weight is not finite", op->node);
-    if (op->kind == MLRT_GOP_CONV) {
+    if (op->kind == MLRT_GOP_CONV) { /* (dense weights are checked by mlrt_dense_pack) */
+        for (uint64_t i = 0; i < (uint64_t)op->oc * op->k_in; i++) /* a folded BatchNormalization can overflow */
+            if (!isfinite(op->wsrc[i]))
+                return mlrt_fail(b->err, MLRT_ERR_NON_FINITE, "onnx: node %u: a weight is not finite", op->node);
         op->direct = !op->depthwise && op->sh == 1 && op->sw == 1 && (uint64_t)op->kh * op->kw <= MLRT_CONV_MAX_TAPS;
         if (op->direct) { /* weights [groups][ceil(ocg / 4)][k][4], zero for the channels past ocg */
             uint32_t ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
