@@ -103,3 +103,28 @@ void mlrt_affine(const float *x, const float *scale, const float *shift, size_t 
         for (size_t k = 0; k < c; k++, x += inner, y += inner)
             for (size_t i = 0; i < inner; i++) y[i] = x[i] * scale[k] + shift[k];
 }
+
+/* The walk of y's index for a slice: off is x's offset of y[i]. */
+#define SLICE_BODY(T)                                                                                   \
+    size_t xs[MLRT_MAX_RANK], idx[MLRT_MAX_RANK] = {0}, n = 1, p = 1;                                  \
+    int64_t off = 0;                                                                                    \
+    for (uint32_t d = r; d-- > 0;) xs[d] = p, p *= (size_t)xd[d], n *= (size_t)yd[d];                  \
+    for (uint32_t d = 0; d < r; d++) off += first[d] * (int64_t)xs[d];                                  \
+    for (size_t i = 0; i < n; i++) {                                                                    \
+        y[i] = x[off];                                                                                  \
+        for (uint32_t d = r; d-- > 0;) {                                                                \
+            idx[d]++, off += step[d] * (int64_t)xs[d];                                                  \
+            if (idx[d] < (size_t)yd[d]) break;                                                          \
+            off -= step[d] * (int64_t)xs[d] * (int64_t)idx[d], idx[d] = 0;                              \
+        }                                                                                               \
+    }
+
+void mlrt_slice(const float *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r, float *y,
+                const int64_t *yd) {
+    SLICE_BODY(float)
+}
+
+void mlrt_slice_i64(const int64_t *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r,
+                    int64_t *y, const int64_t *yd) {
+    SLICE_BODY(int64_t)
+}

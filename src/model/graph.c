@@ -225,12 +225,14 @@ static const op_entry ops[] = {
     {"Transpose", mlrt_op_transpose}, {"Squeeze", mlrt_op_squeeze}, {"Unsqueeze", mlrt_op_squeeze},
     {"Concat", mlrt_op_concat}, {"Identity", mlrt_op_identity}, {"Dropout", mlrt_op_identity},
     {"Constant", mlrt_op_constant}, {"Shape", mlrt_op_shape}, {"Gather", mlrt_op_gather}, {"Pad", mlrt_op_pad},
+    {"Cast", mlrt_op_cast}, {"Slice", mlrt_op_slice},
 };
 
 const char *const mlrt_onnx_ops[] = {
     "Gemm", "MatMul", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Add", "Sub", "Mul", "Div", "Relu",
     "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Softmax", "LogSoftmax", "BatchNormalization", "Flatten", "Reshape",
-    "Transpose", "Squeeze", "Unsqueeze", "Concat", "Identity", "Dropout", "Constant", "Shape", "Gather", "Pad", NULL};
+    "Transpose", "Squeeze", "Unsqueeze", "Concat", "Identity", "Dropout", "Constant", "Shape", "Gather", "Pad", "Cast",
+    "Slice", NULL};
 
 /* The graph input as plan value 0's shape: a float tensor with static dims, but the first. */
 static mlrt_status plan_input(bld *b, bool try_batch) {

@@ -97,6 +97,7 @@ typedef enum mlrt_gop_kind {
     MLRT_GOP_AFFINE,      /* y = x * scale[c] + shift[c] on axis 1 (BatchNormalization left standing) */
     MLRT_GOP_SOFTMAX,     /* Softmax, LogSoftmax (log = 1): over [outer][n][inner] */
     MLRT_GOP_TRANSPOSE, MLRT_GOP_CONCAT, MLRT_GOP_PAD,
+    MLRT_GOP_SLICE,       /* perm: [0, 8) first index per axis, [8, 16) steps */
     MLRT_GOP_COPY         /* a value that cannot share its input's storage */
 } mlrt_gop_kind;
 
@@ -198,6 +199,11 @@ void mlrt_unary(const mlrt_gop *op, const float *x, float *y, size_t n);
 void mlrt_softmax(const float *x, float *y, size_t outer, size_t n, size_t inner, bool log);
 void mlrt_transpose(const float *x, const int64_t *xd, const int64_t *perm, uint32_t r, float *y);
 void mlrt_pad(const float *x, const int64_t *xd, const int64_t *pads, uint32_t r, float value, float *y);
+/* y = x[first[d] + i[d] * step[d]] over y's index i (yd: y's dims); the int64 version for shapes. */
+void mlrt_slice(const float *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r, float *y,
+                const int64_t *yd);
+void mlrt_slice_i64(const int64_t *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r,
+                    int64_t *y, const int64_t *yd);
 void mlrt_affine(const float *x, const float *scale, const float *shift, size_t outer, size_t c, size_t inner,
                  float *y);
 

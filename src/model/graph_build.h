@@ -63,4 +63,6 @@ mlrt_status mlrt_op_constant(bld *b);
 mlrt_status mlrt_op_shape(bld *b);
 mlrt_status mlrt_op_gather(bld *b);
 mlrt_status mlrt_op_pad(bld *b);
+mlrt_status mlrt_op_cast(bld *b);
+mlrt_status mlrt_op_slice(bld *b);
 #endif

@@ -56,6 +56,13 @@ void mlrt_graph_run_op(const mlrt_graph *gr, const mlrt_gop *op, size_t rows) {
         mlrt_pad(x, xd, op->perm, out->rank, op->pad_value, y);
         break;
     }
+    case MLRT_GOP_SLICE: {
+        int64_t xd[MLRT_MAX_RANK], yd[MLRT_MAX_RANK];
+        run_dims(gr, op->in[0], rows, out->rank, xd);
+        run_dims(gr, op->out, rows, out->rank, yd);
+        mlrt_slice(x, xd, op->perm, op->perm + MLRT_MAX_RANK, out->rank, y, yd);
+        break;
+    }
     case MLRT_GOP_CONCAT: { /* [outer][axis_k][inner] per input, joined along the axis */
         size_t outer = (size_t)op->outer * (gr->batched ? rows : 1), per = (size_t)op->outer, at = 0;
         size_t row = (size_t)(out->count / op->outer); /* output floats per outer index */

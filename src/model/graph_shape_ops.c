@@ -316,3 +316,110 @@ mlrt_status mlrt_op_gather(bld *b) {
     }
     return const_from(b, ix->rank, &n, d->is_int ? NULL : fout, d->is_int ? out : NULL, ix->count);
 }
+
+mlrt_status mlrt_op_cast(bld *b) {
+    TRY(mlrt_bld_arity(b, 1, 1));
+    int32_t x = mlrt_bld_in(b, 0);
+    int64_t to;
+    TRY(mlrt_bld_int(b, "to", 0, &to));
+    const mlrt_gval *xv = VAL(x);
+    bool to_float = to == MLRT_ONNX_FLOAT || to == MLRT_ONNX_DOUBLE;
+    bool to_int = to == MLRT_ONNX_INT64 || to == 6 /* INT32 */;
+    if (!to_float && !to_int)
+        return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "cast to data type %lld; mlrt casts to float, double, int32 and int64",
+                             (long long)to);
+    if (!xv->is_const) {
+        if (!to_float) return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "a cast of a computed tensor to int64");
+        return mlrt_bld_reshaped(b, x, xv->rank, xv->dims); /* float to float: a view */
+    }
+    if (xv->is_int == to_int) return mlrt_bld_reshaped(b, x, xv->rank, xv->dims);
+    void *out = malloc(xv->count * 8 + 8);
+    if (!out) return OOM();
+    for (uint64_t k = 0; k < xv->count; k++) {
+        if (to_int) {
+            float f = xv->f[k];
+            if (!(f > -9.2e18f && f < 9.2e18f)) { free(out); return mlrt_bld_fail(b, MLRT_ERR_NON_FINITE, "element %llu does not fit int64", (unsigned long long)k); }
+            ((int64_t *)out)[k] = (int64_t)f;
+        } else {
+            if (xv->i[k] == MLRT_BATCH_SYM) { free(out); return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "a cast of the batch size"); }
+            ((float *)out)[k] = (float)xv->i[k];
+        }
+    }
+    int32_t v = mlrt_bld_const(b, xv->rank, xv->dims, to_int ? NULL : out, to_int ? out : NULL);
+    if (v < 0) return OOM();
+    mlrt_bld_set_out(b, v);
+    return MLRT_OK;
+}
+
+/* One axis of a Slice: start and element count for (start, end, step) on a dim of n. */
+static void slice_axis(int64_t n, int64_t start, int64_t end, int64_t step, int64_t *first, int64_t *count) {
+    if (start < 0) start += n;
+    if (end < 0 && end != MLRT_BATCH_SYM) end += n;
+    if (step > 0) {
+        start = start < 0 ? 0 : start > n ? n : start;
+        end = end < 0 ? 0 : end > n ? n : end;
+        *count = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+        start = start < 0 ? -1 : start > n - 1 ? n - 1 : start;
+        end = end < -1 ? -1 : end > n - 1 ? n - 1 : end;
+        *count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    *first = start;
+}
+
+mlrt_status mlrt_op_slice(bld *b) {
+    bool by_input = b->g->opset >= 10;
+    TRY(mlrt_bld_arity(b, by_input ? 3 : 1, by_input ? 5 : 1));
+    int32_t x = mlrt_bld_in(b, 0);
+    const mlrt_gval *xv = VAL(x);
+    const int64_t *starts, *ends, *axes = NULL, *steps = NULL;
+    uint64_t ns, ne, na = 0, nst = 0;
+    if (by_input) {
+        TRY(mlrt_bld_const_ints(b, 1, &starts, &ns));
+        TRY(mlrt_bld_const_ints(b, 2, &ends, &ne));
+        if (mlrt_bld_in(b, 3) >= 0) TRY(mlrt_bld_const_ints(b, 3, &axes, &na));
+        if (mlrt_bld_in(b, 4) >= 0) TRY(mlrt_bld_const_ints(b, 4, &steps, &nst));
+    } else {
+        uint32_t a, c, d;
+        TRY(mlrt_bld_ints(b, "starts", 0, &starts, &a));
+        TRY(mlrt_bld_ints(b, "ends", 0, &ends, &c));
+        TRY(mlrt_bld_ints(b, "axes", 0, &axes, &d));
+        ns = a, ne = c, na = d;
+    }
+    if (!starts || !ends || ns != ne || (axes && na != ns) || (steps && nst != ns) || ns > xv->rank)
+        return mlrt_bld_fail(b, MLRT_ERR_BAD_HEADER, "starts, ends, axes and steps disagree in length");
+    int64_t first[MLRT_MAX_RANK], step[MLRT_MAX_RANK], dims[MLRT_MAX_RANK];
+    bool seen[MLRT_MAX_RANK] = {0};
+    for (uint32_t d = 0; d < xv->rank; d++) first[d] = 0, step[d] = 1, dims[d] = xv->dims[d];
+    for (uint64_t k = 0; k < ns; k++) {
+        uint32_t a = (uint32_t)k;
+        if (axes) TRY(mlrt_bld_axis(b, axes[k], xv->rank, &a));
+        int64_t s = steps ? steps[k] : 1;
+        if (seen[a] || s == 0 || starts[k] == MLRT_BATCH_SYM)
+            return mlrt_bld_fail(b, MLRT_ERR_BAD_HEADER, "axis %u is sliced twice, with step 0, or from the batch size", a);
+        seen[a] = true;
+        step[a] = s;
+        slice_axis(xv->dims[a], starts[k], ends[k], s, &first[a], &dims[a]);
+    }
+    if (!xv->is_const)
+        TRY(mlrt_bld_rows_apart(b, !seen[0] || (first[0] == 0 && step[0] == 1 && dims[0] == xv->dims[0]), "it slices axis 0"));
+    /* constants now, computed values by the kernel: both through mlrt_slice */
+    int32_t out = mlrt_bld_val(b, xv->rank, dims);
+    mlrt_gop *op = out < 0 ? NULL : mlrt_bld_op(b, MLRT_GOP_SLICE, out);
+    if (!op || !(op->perm = malloc(2 * MLRT_MAX_RANK * sizeof *op->perm))) return OOM();
+    memcpy(op->perm, first, sizeof first);
+    memcpy(op->perm + MLRT_MAX_RANK, step, sizeof step);
+    op->in[0] = x, op->n_in = 1;
+    if (VAL(x)->is_int) { /* an int64 constant: sliced here */
+        mlrt_gval *o = VAL(out), *src = VAL(x);
+        if (!(o->i = malloc(o->count * 8 + 8))) return OOM();
+        o->is_const = o->is_int = true;
+        o->op = -1;
+        mlrt_slice_i64(src->i, src->dims, op->perm, op->perm + MLRT_MAX_RANK, src->rank, o->i, o->dims);
+        free(op->perm);
+        b->gr->n_ops--;
+        mlrt_bld_set_out(b, out);
+        return MLRT_OK;
+    }
+    return mlrt_bld_finish(b, op);
+}
