@@ -232,6 +232,7 @@ void mlrt_buf_printf(mlrt_buf *b, const char *fmt, ...) {
 }
 
 void mlrt_buf_json_string(mlrt_buf *b, const char *s, size_t n) {
+    if (!s) s = "", n = 0; /* an absent name */
     mlrt_buf_append(b, "\"", 1);
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
