@@ -367,9 +367,12 @@ test('malformed: the tiny graph itself runs (the cases below break one thing eac
 
 test('malformed: wire format', () => {
   const good = tiny();
-  refuse(Uint8Array.from([0x08, 0x80, 0x80]), 'TRUNCATED', /varint/, 'a varint cut short');
+  // cut inside the graph's length varint: ir_version and producer_name read, then the cut
+  const at = fields(good).find((f) => f.field === 7).start + 2;
+  refuse(good.subarray(0, at), 'TRUNCATED', /a varint at byte \d+ runs past the end of its message/, 'a varint cut short');
   refuse(Uint8Array.from([0x08, 0x07, 0x3a, 0xff, 0xff, 0x03, 0x00]), 'TRUNCATED', /declares 65535 bytes/, 'a length past the end');
-  refuse(Uint8Array.from([0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), 'BAD_HEADER', /overflows 64 bits|longer/, 'a varint over 64 bits');
+  // ir_version 7, then model_version (field 5) as a varint of more than 64 bits
+  refuse(Uint8Array.from([0x08, 0x07, 0x28, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]), 'BAD_HEADER', /overflows 64 bits/, 'a varint over 64 bits');
   const graphPlus = (extra) => { // the graph with raw bytes appended
     const out = new PB();
     for (const f of fields(good)) {

@@ -7,8 +7,8 @@
  *      (as dimensions or a header length these bytes are beyond every limit, except "APR\0"
  *      followed by four zero bytes: a SafeTensors/BinTensors header of 5,394,497 bytes)
  *   2. the exact .bin size for plausible dimensions in its first 12 bytes -> bin
- *   2b. every top-level protobuf key is a ModelProto field with its wire type (or the file is cut
- *      short after at least one)                                   -> ONNX
+ *   2b. every top-level protobuf key is a ModelProto field with its wire type, a graph among them
+ *      (or a file cut short that starts as ONNX writers start: ir_version, then another field) -> ONNX
  *   3. byte 8, after JSON whitespace, is '{'                         -> SafeTensors
  *   4. byte 8 is 0 or 1 (BinTensors' metadata option tag) and the
  *      header length in bytes 0..8 is within the header limit         -> BinTensors

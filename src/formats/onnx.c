@@ -539,17 +539,22 @@ done:
 static const uint8_t model_wire[26] = { /* ModelProto fields 1..25: the wire type + 1 (0: unknown field) */
     [1] = 1, [2] = 3, [3] = 3, [4] = 3, [5] = 1, [6] = 3, [7] = 3, [8] = 3, [14] = 3, [20] = 3, [25] = 3};
 
+/* ONNX when the top-level keys are ModelProto's fields with their wire types to the end, a graph
+ * among them; or, for a file cut short, when it starts as writers start (ir_version 1..20, then
+ * another ModelProto field) before the cut. Tensor files fail both: their first 8 bytes are a
+ * length whose high bytes are zero, and a zero byte is no protobuf key. */
 bool mlrt_onnx_sniff(const uint8_t *b, size_t n) {
     mlrt_pb pb = mlrt_pb_open(b, n, "onnx");
     uint32_t field, wire, seen = 0;
+    bool graph = false, writer_start = n >= 2 && b[0] == 0x08 && b[1] >= 1 && b[1] <= 20;
     int r;
     while ((r = mlrt_pb_next(&pb, &field, &wire, NULL)) > 0) {
         if (field > 25 || !model_wire[field] || (uint32_t)model_wire[field] - 1 != wire) return false;
-        /* cut short after a valid key: ONNX, truncated (the first field: ir_version or the graph) */
-        if (mlrt_pb_skip(&pb, wire, NULL)) return seen > 0 || field == 1 || field == 7;
+        if (mlrt_pb_skip(&pb, wire, NULL)) return writer_start && seen >= 1; /* cut short */
+        graph |= field == 7;
         seen++;
     }
-    return r == 0 && seen > 0;
+    return r == 0 ? graph : writer_start && seen >= 2;
 }
 
 mlrt_status mlrt_read_onnx(const uint8_t *b, size_t n, mlrt_onnx *g, mlrt_error *err) {

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     "message without the format: %s", e.message);
         FUZZ_ASSERT(ts.count == 0 && ts.tensors == NULL && ts.meta == NULL, "tensorset not cleared");
         /* the public entry point refuses what the reader refuses (when it reads it as BinTensors) */
-        if (size >= 9 && data[8] <= 1 && mlrt_rd_u64(data) <= size - 8) {
+        if (size >= 9 && data[8] <= 1 && mlrt_rd_u64(data) <= size - 8 && !mlrt_onnx_sniff(data, size)) {
             mlrt_error e2;
             mlrt_model *m = mlrt_load_from_bytes(data, size, &e2);
             FUZZ_ASSERT(m == NULL && e2.code == st, "reader %s but load %s", mlrt_status_name(st),

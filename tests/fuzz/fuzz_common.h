@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "codecs/json.h"
+#include "model/graph.h" /* mlrt_onnx_sniff: detection tries ONNX before the tensor formats */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     "message without the format: %s", e.message);
         FUZZ_ASSERT(ts.count == 0 && ts.tensors == NULL && ts.meta == NULL, "tensorset not cleared");
         /* the public entry point refuses what the reader refuses (when it reads it as SafeTensors) */
-        if (json_start(data, size) && mlrt_rd_u64(data) <= MLRT_MAX_HEADER) { /* (not .bin-sized) */
+        if (json_start(data, size) && mlrt_rd_u64(data) <= MLRT_MAX_HEADER && !mlrt_onnx_sniff(data, size)) {
+            /* (not .bin-sized, and not ONNX, which detection tries first) */
             mlrt_error e2;
             mlrt_model *m = mlrt_load_from_bytes(data, size, &e2);
             FUZZ_ASSERT(m == NULL && e2.code == st, "reader %s but load %s", mlrt_status_name(st),
