@@ -141,11 +141,11 @@ const RUNTIMES = {
 };
 
 async function child(model, rid) {
+  const inSize = 784;
+  const xs = digits(BATCH); // the inputs exist before the clock starts: the harness's work, not the runtime's
   const t0 = performance.now();
   const m = model.startsWith('mlp-') ? null : { ...MODELS[model], bytes: new Uint8Array(readFileSync(path.join(REPO, MODELS[model].file))) };
   const r = m ? await RUNTIMES[rid](m) : await mlpRuntime(model.slice(4));
-  const inSize = 784;
-  const xs = digits(BATCH);
   const first = await r.one(xs.subarray(0, inSize));
   const coldMs = performance.now() - t0;
   void first;

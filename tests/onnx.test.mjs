@@ -418,7 +418,7 @@ test('malformed: tensors and attributes', () => {
   refuse(tiny({ inits: W([3, 4], new Array(11).fill(1), { typed: true }) }), 'TRUNCATED', /11 values/, 'typed float_data short');
   refuse(tiny({ inits: W([1 << 30, 1 << 30, 16], [1]) }), 'SHAPE_OVERFLOW', /more than/, 'dims whose product overflows');
   refuse(tiny({ inits: W([3, -4], [1]) }), 'BAD_DIMENSIONS', /dim 1 = -4/, 'a negative dim');
-  refuse(tiny({ inits: W([3, 4], [1, 2, 3, 4, 5, NaN, 7, 8, 9, 10, 11, 12]) }), 'NON_FINITE', /B \(input 1\) element 5/, 'a NaN weight');
+  refuse(tiny({ inits: W([3, 4], [1, 2, 3, 4, 5, NaN, 7, 8, 9, 10, 11, 12]) }), 'NON_FINITE', /weight 'node 0 \(Gemm\)' \[out 1\]\[in 1\] is not finite/, 'a NaN weight');
   refuse(tiny({ inits: W([3, 5], new Array(15).fill(1)) }), 'BAD_DIMENSIONS', /A is \[1, 4\] but B\^T is \[5, 3\]/, 'Gemm shapes');
   // external data
   const ext = new PB().int(1, 3).int(1, 4).int(2, 1).string(8, 'W').msg(13, new PB().string(1, 'location').string(2, 'w.bin')).int(14, 1);

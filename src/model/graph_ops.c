@@ -27,15 +27,20 @@ static mlrt_status computed(bld *b, int32_t v, uint32_t k, uint32_t rank_lo, uin
     return MLRT_OK;
 }
 
-static mlrt_status const_float(bld *b, int32_t v, uint32_t k, const char *what) {
+/* A constant float input (absent: fine); finite unless `packed` (mlrt_dense_pack checks those). */
+static mlrt_status const_float_of(bld *b, int32_t v, uint32_t k, const char *what, bool packed) {
     if (v < 0) return MLRT_OK;
     if (!VAL(v)->is_const || VAL(v)->is_int)
         return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "%s (input %u) must be a constant float tensor", what, k);
-    for (uint64_t i = 0; i < VAL(v)->count; i++)
+    for (uint64_t i = 0; !packed && i < VAL(v)->count; i++)
         if (!isfinite(VAL(v)->f[i]))
             return mlrt_bld_fail(b, MLRT_ERR_NON_FINITE, "%s (input %u) element %llu is not finite", what, k,
                                  (unsigned long long)i);
     return MLRT_OK;
+}
+
+static mlrt_status const_float(bld *b, int32_t v, uint32_t k, const char *what) {
+    return const_float_of(b, v, k, what, false);
 }
 
 uint32_t mlrt_bld_in_uses(bld *b, uint32_t k) { return b->uses[node(b)->in[k]]; }
@@ -93,7 +98,7 @@ mlrt_status mlrt_op_gemm(bld *b) {
     TRY(mlrt_bld_float(b, "alpha", 1.0f, &alpha));
     TRY(mlrt_bld_float(b, "beta", 1.0f, &beta));
     TRY(computed(b, a, 0, 2, 2));
-    TRY(const_float(b, bw, 1, "B"));
+    TRY(const_float_of(b, bw, 1, "B", alpha == 1.0f)); /* alpha * B could overflow: then checked here */
     TRY(const_float(b, c, 2, "C"));
     if (VAL(a)->is_const) return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "A is a constant; mlrt runs Gemm on a computed A");
     if (VAL(bw)->rank != 2) return mlrt_bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "B has rank %u, not 2", VAL(bw)->rank);
@@ -150,7 +155,7 @@ mlrt_status mlrt_op_matmul(bld *b) {
     TRY(computed(b, a, 0, 1, MLRT_MAX_RANK));
     if (VAL(a)->is_const || !VAL(bw)->is_const || VAL(bw)->rank != 2)
         return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "mlrt runs MatMul of a computed A by a constant 2-D B");
-    TRY(const_float(b, bw, 1, "B"));
+    TRY(const_float_of(b, bw, 1, "B", true));
     const mlrt_gval *av = VAL(a), *bv = VAL(bw);
     uint64_t k = (uint64_t)bv->dims[0], n = (uint64_t)bv->dims[1];
     if ((uint64_t)av->dims[av->rank - 1] != k || !n || n > MLRT_MAX_DIM || k > MLRT_MAX_DIM)

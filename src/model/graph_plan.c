@@ -47,7 +47,8 @@ static mlrt_status pack(bld *b, mlrt_gop *op) {
     if (!(op->dense = calloc(1, sizeof *op->dense))) return mlrt_fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
     mlrt_dense_src s = {0};
     char name[48];
-    mlrt_format_to(name, sizeof name, "node %u weights", op->node);
+    const mlrt_onnx_node *nd = &b->g->nodes[op->node];
+    mlrt_format_to(name, sizeof name, "node %u (%.*s)", op->node, (int)(nd->op.n > 24 ? 24 : nd->op.n), nd->op.p);
     s.name = s.b_name = name;
     s.in = op->k_in, s.out = op->oc;
     s.w = (const uint8_t *)op->wsrc, s.w_dtype = MLRT_F32;
