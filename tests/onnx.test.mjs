@@ -473,7 +473,7 @@ test('detection: no file of another format reads as ONNX, and no ONNX file as an
       else if (/\.(safetensors|bintensors|apr|bin|onnx)$/.test(e.name)) files.push(p);
     }
   };
-  for (const d of ['build/models', 'build/apr-models', 'web/models', 'tests/onnx/zoo', 'build/fuzz-seeds']) walk(new URL(d, root).pathname);
+  for (const d of ['build/models', 'build/apr-models', 'web/models', 'tests/onnx/zoo']) walk(new URL(d, root).pathname);
   const expect = (f) => (f.endsWith('.onnx') ? 'onnx' : f.endsWith('.safetensors') ? 'safetensors' : f.endsWith('.bintensors') ? 'bintensors' : f.endsWith('.apr') ? 'apr' : 'bin');
   let n = 0;
   for (const f of files) {

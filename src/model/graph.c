@@ -228,11 +228,6 @@ static const op_entry ops[] = {
     {"Cast", mlrt_op_cast}, {"Slice", mlrt_op_slice},
 };
 
-const char *const mlrt_onnx_ops[] = {
-    "Gemm", "MatMul", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Add", "Sub", "Mul", "Div", "Relu",
-    "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Softmax", "LogSoftmax", "BatchNormalization", "Flatten", "Reshape",
-    "Transpose", "Squeeze", "Unsqueeze", "Concat", "Identity", "Dropout", "Constant", "Shape", "Gather", "Pad", "Cast",
-    "Slice", NULL};
 
 /* The graph input as plan value 0's shape: a float tensor with static dims, but the first. */
 static mlrt_status plan_input(bld *b, bool try_batch) {
@@ -265,8 +260,8 @@ static mlrt_status plan_input(bld *b, bool try_batch) {
     return MLRT_OK;
 }
 
-/* Every node, in order: its op's planner binds its output. */
-static mlrt_status plan_nodes(bld *b) {
+/* Every node, in order: its op's planner binds its output (called by mlrt_bld_plan). */
+mlrt_status mlrt_bld_nodes(bld *b) {
     mlrt_onnx *g = b->g;
     for (uint32_t k = 0; k < g->n_values; k++) /* initializers: constants, owned by the plan */
         if (g->values[k].init && !g->values[k].is_input) {
@@ -314,7 +309,7 @@ void mlrt_graph_free(mlrt_graph *gr) {
             free(op->dense[d].w), free(op->dense[d].b);
         free(op->dense), free(op->wsrc), free(op->bsrc), free(op->wdw), free(op->bdw), free(op->perm), free(op->ins);
     }
-    free(gr->vals), free(gr->ops), free(gr->arena), free(gr->col), free(gr->summary_json);
+    free(gr->vals), free(gr->ops), free(gr->arena), free(gr->col);
     free(gr);
 }
 
@@ -341,7 +336,6 @@ static mlrt_graph *plan(mlrt_onnx *g, bool try_batch, bool *mixes, mlrt_error *e
     return b.gr;
 }
 
-mlrt_status mlrt_bld_nodes(bld *b) { return plan_nodes(b); }
 
 mlrt_model *mlrt_onnx_model(mlrt_onnx *g, mlrt_error *err) {
     bool mixes = false;

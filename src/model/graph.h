@@ -97,8 +97,7 @@ typedef enum mlrt_gop_kind {
     MLRT_GOP_AFFINE,      /* y = x * scale[c] + shift[c] on axis 1 (BatchNormalization left standing) */
     MLRT_GOP_SOFTMAX,     /* Softmax, LogSoftmax (log = 1): over [outer][n][inner] */
     MLRT_GOP_TRANSPOSE, MLRT_GOP_CONCAT, MLRT_GOP_PAD,
-    MLRT_GOP_SLICE,       /* perm: [0, 8) first index per axis, [8, 16) steps */
-    MLRT_GOP_COPY         /* a value that cannot share its input's storage */
+    MLRT_GOP_SLICE        /* perm: [0, 8) first index per axis, [8, 16) steps */
 } mlrt_gop_kind;
 
 typedef enum { MLRT_BIN_ADD, MLRT_BIN_SUB, MLRT_BIN_MUL, MLRT_BIN_DIV } mlrt_bin_kind;
@@ -141,12 +140,12 @@ typedef struct mlrt_gop {
     bool depthwise, count_pad;      /* AVGPOOL: count_include_pad */
     bool direct;                    /* CONV: stride 1, at most MLRT_CONV_MAX_TAPS taps: no patches (kernels/conv.c);
                                      * wdw is then packed [groups][ceil(ocg / 4)][k][4] */
-    mlrt_dense *dense;              /* DENSE: [1]; CONV (not depthwise): [groups] */
+    mlrt_dense *dense;              /* DENSE: [1] */
     float *wsrc, *bsrc;             /* DENSE / CONV while planning: weights [oc][k] and bias [oc] (or NULL), before
-                                     * BatchNormalization is folded in and they are packed into dense / wdw */
+                                     * BatchNormalization is folded in and they become dense / wdw, bdw */
     uint32_t k_in;                  /* DENSE / CONV: inputs per output (in; c / groups * kh * kw) */
-    float *wdw;                     /* CONV depthwise: [oc][kh][kw]; AFFINE: scale [c]; PAD: nothing */
-    float *bdw;                     /* CONV depthwise: bias [oc]; AFFINE: shift [c] */
+    float *wdw;                     /* CONV: weights [oc][k_in] (direct: [groups][ceil(ocg / 4)][k_in][4]); AFFINE: scale [c] */
+    float *bdw;                     /* CONV: bias [oc]; AFFINE: shift [c] */
     int64_t *perm;                  /* TRANSPOSE: [rank]; PAD: pads [2 * rank] */
     float pad_value;
 } mlrt_gop;
@@ -167,7 +166,6 @@ typedef struct mlrt_graph {
     size_t col_floats, zeros_floats;
     uint64_t weight_bytes, params;
     uint64_t macs;                  /* multiply-adds (and window reads) per sample: the plan's cost */
-    char *summary_json;             /* the graph's members of info / inspect ("onnx":{...}) */
 } mlrt_graph;
 
 /* Builds the plan from a parsed file: every op checked, shapes inferred, BatchNormalization folded,

@@ -39,7 +39,6 @@ mlrt_status mlrt_bld_finish(bld *b, mlrt_gop *op);
 
 /* graph.c */
 mlrt_status mlrt_bld_nodes(bld *b);
-extern const char *const mlrt_onnx_ops[];
 /* graph_plan.c: nodes, then packing and the arena */
 mlrt_status mlrt_bld_plan(bld *b);
 mlrt_model *mlrt_graph_model(const mlrt_onnx *g, mlrt_graph *gr, mlrt_error *err);

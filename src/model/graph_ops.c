@@ -316,10 +316,13 @@ static mlrt_status int_binary(bld *b, mlrt_bin_kind kind, int32_t a, int32_t c) 
     if (!r) return OOM();
     for (uint64_t k = 0; k < n; k++) {
         int64_t x = av->i[av->count == 1 ? 0 : k], y = cv->i[cv->count == 1 ? 0 : k];
-        if (x == MLRT_BATCH_SYM || y == MLRT_BATCH_SYM || (kind == MLRT_BIN_DIV && y == 0)) {
+        if (x == MLRT_BATCH_SYM || y == MLRT_BATCH_SYM) { /* (only in batch mode) */
             free(r);
-            return mlrt_bld_rows_apart(b, false, "arithmetic on the batch size") ? MLRT_ERR_UNSUPPORTED
-                 : mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "int64 division by zero");
+            return mlrt_bld_rows_apart(b, false, "it computes with the batch size");
+        }
+        if (kind == MLRT_BIN_DIV && y == 0) {
+            free(r);
+            return mlrt_bld_fail(b, MLRT_ERR_UNSUPPORTED, "an int64 division by zero");
         }
         r[k] = kind == MLRT_BIN_ADD ? x + y : kind == MLRT_BIN_SUB ? x - y : kind == MLRT_BIN_MUL ? x * y : x / y;
     }

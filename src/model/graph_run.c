@@ -76,7 +76,6 @@ void mlrt_graph_run_op(const mlrt_graph *gr, const mlrt_gop *op, size_t rows) {
         }
         break;
     }
-    case MLRT_GOP_COPY: memcpy(y, x, n * sizeof(float)); break;
     }
 }
 
