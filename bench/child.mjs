@@ -58,7 +58,7 @@ async function main() {
     const h = await rt.setup(modelBytes); // includes the dynamic import() of the runtime
     const y = await h.predict(x);
     const t1 = now();
-    return { coldMs: t1 - t0, sinceProcessStartMs: t1, out: Array.from(y) };
+    return { coldMs: t1 - t0, loadMs: h.loadMs ?? null, sinceProcessStartMs: t1, out: Array.from(y) };
   }
 
   if (mode === 'rss') {

@@ -172,7 +172,7 @@ async function main() {
   results.bareFetch = await runChild('bare', null, { touchFetch: true });
 
   for (const rt of runtimes) {
-    const R = (results.runtimes[rt.id] = { id: rt.id, label: rt.label });
+    const R = (results.runtimes[rt.id] = { id: rt.id, label: rt.label, modelFormat: rt.modelFormat });
     const na = rt.unavailable();
     if (na) { R.unavailable = na; log(`bench: ${rt.label}: ${na}`); continue; }
     log(`bench: ${rt.label}`);
@@ -195,13 +195,15 @@ async function main() {
     }
 
     log(`  cold start × ${CFG.coldRuns}`);
-    const cold = [];
+    const cold = [], load = [];
     for (let k = 0; k < CFG.coldRuns; k++) {
       const r = await runChild('cold', rt.id, common);
       if (r.error) { R.coldError = r.error; log(`    error: ${firstLine(r.error)}`); break; }
       cold.push(r.coldMs);
+      if (r.loadMs != null) load.push(r.loadMs);
     }
     if (cold.length) R.cold = { medianMs: median(cold), runsMs: cold };
+    if (load.length) R.load = { medianMs: median(load), runsMs: load };
 
     log(`  peak RSS × ${CFG.rssRuns}`);
     const rss = [];
@@ -292,6 +294,8 @@ function render(res, runtimes) {
 
   row(`cold start, ms (import → 1st result, median of ${res.meta.config.coldRuns} procs)`,
     (R) => (R.cold ? fmt(R.cold.medianMs) : null));
+  row(`model load in a fresh process, ms · MB/s of file (median of ${res.meta.config.coldRuns})`,
+    (R) => (R.load ? `${fmt(R.load.medianMs)} · ${fmt(res.meta.modelBytes?.[R.modelFormat] / 1e3 / R.load.medianMs, 0)}` : null));
   row('latency median, µs (1 sample)', (R) => (m(R) ? fmt(m(R).latencyUs.median) : null),
     L ? `≥ ${fmt(L.streamUs)} (stream 1.6 MB) · ≥ ${fmt(L.simdUsPerSample)} (SIMD peak)` : 'n/a');
   row(`latency p99, µs (${fmtInt(res.meta.config.latency.iters)} calls)`, (R) => (m(R) ? fmt(m(R).latencyUs.p99) : null));

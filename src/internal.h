@@ -319,6 +319,10 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
+/* Packs a file's f32 weights (little endian, any alignment; [out][in], or [in][out] when in_major)
+ * into panels: dst[p][i][j] = W[p * MLRT_PANEL + j][i], zero past out (dst: out_padded x in).
+ * False when a weight is inf or NaN (dst is then incomplete). */
+bool mlrt_dense_pack_f32(const uint8_t *w, bool in_major, size_t in, size_t out, float *dst);
 
 /* ---- tree and k-means kernels (kernels/tree.c) ---- */
 /* Walks one tree (root, depth levels) for rows [0, rows) of x [rows][stride]: at[r] = the leaf row r ends in. */

@@ -21,9 +21,12 @@ function variant(simd) {
     async setup(modelBytes) {
       const { createRuntime } = await import(jsUrl.href);
       const rt = await createRuntime({ simd });
+      const t0 = performance.now();
       const model = rt.loadFromBytes(modelBytes);
+      const loadMs = performance.now() - t0;
       return {
         info: model.info,
+        loadMs, // the model load alone (the file's bytes -> a runnable model)
         predict: (x) => model.predict(x),
         predictBatch: (x, n) => model.predictBatch(x, n),
         dispose: () => model.dispose(),

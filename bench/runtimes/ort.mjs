@@ -16,10 +16,12 @@ function variant(threads) {
       ort.env.wasm.numThreads = threads; // default under Node is min(4, ceil(cpus/2)) = 1 on 2 cores
       ort.env.wasm.proxy = false;
       ort.env.logLevel = 'error';
+      const t0 = performance.now();
       const session = await ort.InferenceSession.create(modelBytes, {
         executionProviders: ['wasm'],
         graphOptimizationLevel: 'all',
       });
+      const loadMs = performance.now() - t0; // includes the first session's wasm instantiation
       const [inName] = session.inputNames;
       const [outName] = session.outputNames;
       const run = async (x, n) => {
@@ -27,6 +29,7 @@ function variant(threads) {
         return out[outName].data;
       };
       return {
+        loadMs,
         info: { numThreads: ort.env.wasm.numThreads, inputs: session.inputNames, outputs: session.outputNames },
         predict: (x) => run(x, 1),
         predictBatch: run,

@@ -143,3 +143,78 @@ __attribute__((noinline)) void mlrt_dense_forward(const mlrt_dense *l, const flo
     }
     for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride, l->out);
 }
+
+/* ------------------------------------------------------------------ packing */
+
+/* File bytes: little-endian f32 at any alignment. */
+typedef float v4b __attribute__((vector_size(16), aligned(1)));
+typedef uint32_t u4 __attribute__((vector_size(16)));
+static inline v4 ldb(const uint8_t *p) { return *(const v4b *)p; }
+/* All-ones lanes where v is inf or NaN (an all-ones exponent). */
+static inline u4 special(v4 v) { return (u4)(((u4)v & 0x7f800000u) == 0x7f800000u); }
+static inline bool any(u4 m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
+
+/* Rows [0, n) of a panel, one input i at a time (n < 8 or a ragged tail): dst[j] = W[j][i], 0 past n. */
+static bool pack_cells(const uint8_t *w, bool in_major, size_t in, size_t out, size_t o, size_t i0, size_t i1,
+                       float *dst) {
+    uint32_t bad = 0;
+    for (size_t i = i0; i < i1; i++, dst += MLRT_PANEL)
+        for (size_t j = 0; j < MLRT_PANEL; j++) {
+            float v = 0.0f;
+            if (o + j < out) memcpy(&v, w + 4 * (in_major ? i * out + o + j : (o + j) * in + i), 4);
+            uint32_t u;
+            memcpy(&u, &v, 4);
+            bad |= (u & 0x7f800000u) == 0x7f800000u;
+            dst[j] = v;
+        }
+    return !bad;
+}
+
+/* [out][in] in the file: eight rows read side by side, 4 x 4 blocks transposed in registers. */
+static bool pack_out_major(const uint8_t *w, size_t in, size_t out, float *dst) {
+    const size_t panel_floats = in * MLRT_PANEL, full = out / MLRT_PANEL * MLRT_PANEL, row = 4 * in;
+    u4 bad = {0};
+    for (size_t o = 0; o < full; o += MLRT_PANEL, dst += panel_floats) {
+        const uint8_t *r = w + o * row;
+        size_t i = 0;
+        /* load-time hot loop: 8 vector loads, 16 shuffles and 8 stores place 32 weights */
+        for (; i + 4 <= in; i += 4) {
+            v4 a = ldb(r + 4 * i), b = ldb(r + row + 4 * i), c = ldb(r + 2 * row + 4 * i), d = ldb(r + 3 * row + 4 * i);
+            v4 e = ldb(r + 4 * row + 4 * i), f = ldb(r + 5 * row + 4 * i), g = ldb(r + 6 * row + 4 * i),
+               h = ldb(r + 7 * row + 4 * i);
+            bad |= special(a) | special(b) | special(c) | special(d) | special(e) | special(f) | special(g) | special(h);
+            v4 ab0 = __builtin_shufflevector(a, b, 0, 4, 1, 5), ab1 = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+            v4 cd0 = __builtin_shufflevector(c, d, 0, 4, 1, 5), cd1 = __builtin_shufflevector(c, d, 2, 6, 3, 7);
+            v4 ef0 = __builtin_shufflevector(e, f, 0, 4, 1, 5), ef1 = __builtin_shufflevector(e, f, 2, 6, 3, 7);
+            v4 gh0 = __builtin_shufflevector(g, h, 0, 4, 1, 5), gh1 = __builtin_shufflevector(g, h, 2, 6, 3, 7);
+            float *q = dst + i * MLRT_PANEL;
+            st(q, __builtin_shufflevector(ab0, cd0, 0, 1, 4, 5));      st(q + 4, __builtin_shufflevector(ef0, gh0, 0, 1, 4, 5));
+            st(q + 8, __builtin_shufflevector(ab0, cd0, 2, 3, 6, 7));  st(q + 12, __builtin_shufflevector(ef0, gh0, 2, 3, 6, 7));
+            st(q + 16, __builtin_shufflevector(ab1, cd1, 0, 1, 4, 5)); st(q + 20, __builtin_shufflevector(ef1, gh1, 0, 1, 4, 5));
+            st(q + 24, __builtin_shufflevector(ab1, cd1, 2, 3, 6, 7)); st(q + 28, __builtin_shufflevector(ef1, gh1, 2, 3, 6, 7));
+        }
+        if (!pack_cells(w, false, in, out, o, i, in, dst + i * MLRT_PANEL)) return false;
+    }
+    return !any(bad) && (full == out || pack_cells(w, false, in, out, full, 0, in, dst));
+}
+
+/* [in][out] in the file: a panel's eight outputs are already side by side: two vectors per input. */
+static bool pack_in_major(const uint8_t *w, size_t in, size_t out, float *dst) {
+    const size_t panel_floats = in * MLRT_PANEL, full = out / MLRT_PANEL * MLRT_PANEL;
+    u4 bad = {0};
+    for (size_t i = 0; i < in; i++) {
+        const uint8_t *r = w + 4 * i * out;
+        float *q = dst + i * MLRT_PANEL;
+        for (size_t o = 0; o < full; o += MLRT_PANEL, q += panel_floats) {
+            v4 a = ldb(r + 4 * o), b = ldb(r + 4 * o + 16);
+            bad |= special(a) | special(b);
+            st(q, a);
+            st(q + 4, b);
+        }
+    }
+    return !any(bad) && (full == out || pack_cells(w, true, in, out, full, 0, in, dst + full * in));
+}
+
+bool mlrt_dense_pack_f32(const uint8_t *w, bool in_major, size_t in, size_t out, float *dst) {
+    return in_major ? pack_in_major(w, in, out, dst) : pack_out_major(w, in, out, dst);
+}

@@ -118,3 +118,41 @@ static void test_layout_guessed_and_overridden(void) {
     t[1].nbytes = 21 * 4;
     ST_FAILS(st_build(NULL, t, n), MLRT_ERR_BAD_DIMENSIONS, "do not chain either");
 }
+
+/* mlrt_dense_pack_f32 against the definition dst[p][i][j] = W[8p + j][i] (0 past out), from file
+ * bytes at an odd address, for every shape class: panels full and partial, inputs a multiple of
+ * the 4-wide transpose and not; then inf or NaN at every position is refused (vector body, ragged
+ * inputs, partial panel, both orientations). */
+static void test_dense_pack_f32_matches_definition(void) {
+    static const size_t ins[] = {1, 3, 4, 5, 8, 13}, outs[] = {1, 7, 8, 9, 16, 21};
+    for (size_t a = 0; a < sizeof ins / sizeof *ins; a++)
+        for (size_t b = 0; b < sizeof outs / sizeof *outs; b++)
+            for (int in_major = 0; in_major < 2; in_major++) {
+                size_t in = ins[a], out = outs[b], padded = (out + 7) / 8 * 8;
+                float *w = tmalloc(in * out * sizeof *w), *got = tmalloc(padded * in * sizeof *got);
+                uint8_t *file = tmalloc(in * out * 4 + 1);
+                for (size_t o = 0; o < out; o++)
+                    for (size_t i = 0; i < in; i++) w[o * in + i] = (float)(o * 100 + i) + 0.25f;
+                for (size_t o = 0; o < out; o++) /* the file's order */
+                    for (size_t i = 0; i < in; i++)
+                        memcpy(file + 1 + 4 * (in_major ? i * out + o : o * in + i), &w[o * in + i], 4);
+                memset(got, 0xff, padded * in * sizeof *got); /* NaN: every slot must be written */
+                CHECK(mlrt_dense_pack_f32(file + 1, in_major, in, out, got));
+                size_t wrong = 0;
+                for (size_t p = 0; p < padded / 8; p++)
+                    for (size_t i = 0; i < in; i++)
+                        for (size_t j = 0; j < 8; j++) {
+                            float want = 8 * p + j < out ? w[(8 * p + j) * in + i] : 0.0f;
+                            wrong += memcmp(&got[(p * in + i) * 8 + j], &want, 4) != 0;
+                        }
+                check_at(wrong == 0, __FILE__, __LINE__, "in %zu out %zu in_major %d: %zu slots wrong", in, out, in_major, wrong);
+                for (size_t k = 0; k < in * out; k++) {
+                    float bad = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY, keep;
+                    memcpy(&keep, file + 1 + 4 * k, 4);
+                    memcpy(file + 1 + 4 * k, &bad, 4);
+                    check_at(!mlrt_dense_pack_f32(file + 1, in_major, in, out, got), __FILE__, __LINE__,
+                             "in %zu out %zu in_major %d: non-finite file value %zu accepted", in, out, in_major, k);
+                    memcpy(file + 1 + 4 * k, &keep, 4);
+                }
+            }
+}
