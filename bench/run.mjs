@@ -295,7 +295,7 @@ function render(res, runtimes) {
   row(`cold start, ms (import → 1st result, median of ${res.meta.config.coldRuns} procs)`,
     (R) => (R.cold ? fmt(R.cold.medianMs) : null));
   row(`model load in a fresh process, ms · MB/s of file (median of ${res.meta.config.coldRuns})`,
-    (R) => (R.load ? `${fmt(R.load.medianMs)} · ${fmt(res.meta.modelBytes?.[R.modelFormat] / 1e3 / R.load.medianMs, 0)}` : null));
+    (R) => (R.load ? `${fmt(R.load.medianMs)} · ${fmt(res.meta.modelBytes?.[R.modelFormat] / 1e3 / R.load.medianMs, 0)}` : 'n/a'));
   row('latency median, µs (1 sample)', (R) => (m(R) ? fmt(m(R).latencyUs.median) : null),
     L ? `≥ ${fmt(L.streamUs)} (stream 1.6 MB) · ≥ ${fmt(L.simdUsPerSample)} (SIMD peak)` : 'n/a');
   row(`latency p99, µs (${fmtInt(res.meta.config.latency.iters)} calls)`, (R) => (m(R) ? fmt(m(R).latencyUs.p99) : null));
