@@ -2,6 +2,7 @@
 # Compilers can be overridden: make EMCC=/path/to/emsdk/emcc CLANG=/opt/wasi-sdk/bin/clang
 EMCC  ?= emcc
 CLANG ?= clang
+CLANG19 ?= clang-19
 CC    ?= cc
 NODE  ?= node
 FUZZ_SECONDS ?= 60
@@ -19,9 +20,9 @@ MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c src/model/
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
 CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
 HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
-       src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h
+       src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
-WASM_API = alloc free error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
+WASM_API = build alloc free error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -44,7 +45,7 @@ WARN = -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes -Wn
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-wasi.wasm
+WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm wasm/mlrt-wasi.wasm
 MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
          build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
 APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/models/digit-cnn.onnx
@@ -70,6 +71,20 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(EMCC) $(EMCFLAGS) -c $< -o $@
 
+# The relaxed-SIMD build: clang 19 (emcc 3.1.6's clang has no relaxed intrinsics), wasi-libc as a
+# reactor. Compiled and linked in two steps, the link without -O: clang would otherwise run
+# Debian's binaryen, which cannot parse the relaxed opcodes (../shared/specs/toolchain.md).
+# -pre-RA-sched=source keeps the kernels' instructions in source order: clang 19 otherwise
+# hoists the five broadcasts of panel_rows ahead of their multiply-adds, V8 then spills two
+# accumulators to the stack in the hot loop, and batches run 1.8x slower.
+RELAXED_OPT = -O3
+RELAXED_CFLAGS = --target=wasm32-wasi -std=c11 -ffp-contract=off -msimd128 -mrelaxed-simd -mllvm -pre-RA-sched=source
+RELAXED_LINK = --target=wasm32-wasi -mexec-model=reactor -Wl,--strip-all -Wl,-z,stack-size=65536 \
+               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=mlrt_wasm_%)
+build/wasm-relaxed/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG19) $(RELAXED_OPT) $(RELAXED_CFLAGS) -c $< -o $@
+
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
 WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
@@ -78,6 +93,7 @@ WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bint
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
              codecs/lz4
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
+$(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	@mkdir -p wasm
@@ -88,6 +104,10 @@ wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 	@mkdir -p wasm
 	$(EMCC) $(EMLINK) $^ -o $@
 	$(WASM_OPT) $(WASM_OPT_FLAGS) $@ -o $@
+
+wasm/mlrt-relaxed.wasm: $(WASM_SRC:src/%.c=build/wasm-relaxed/%.o)
+	@mkdir -p wasm
+	$(CLANG19) $(RELAXED_LINK) $^ -o $@
 
 wasm/mlrt-wasi.wasm: $(CORE) src/api/cli.c $(HDRS)
 	$(CLANG) --target=wasm32-wasi -O3 -ffp-contract=off -msimd128 -Wl,--strip-debug $(CORE) src/api/cli.c -o $@
@@ -183,7 +203,7 @@ web/models/%: build/models/%
 	cp $< $@
 
 demo: deps
-	$(MAKE) wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(WEB_MODELS)
+	$(MAKE) wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(WEB_MODELS)
 	$(MAKE) serve-demo
 
 serve-demo:
@@ -208,7 +228,7 @@ test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.js
 test-package: $(WASM) $(MODELS)
 	$(NODE) --test tests/package/package.check.mjs
 
-test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm $(MODELS) $(APR_MODELS)
+test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(MODELS) $(APR_MODELS)
 	$(NODE) --test tests/web/
 
 bench: $(WASM) build/bench/limits.wasm

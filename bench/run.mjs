@@ -56,6 +56,7 @@ const TARGETS = {
   throughputVsOrt: 1.4, // batch-1000 samples/s ÷ ORT 1 thread, ≥
   coldVsOrt: 0.05, // cold start ÷ ORT 1 thread, ≤
   coldVsTfjs: 0.3, // cold start ÷ tfjs, ≤
+  relaxedVsSimd: 1.3, // mlrt relaxed ÷ mlrt SIMD128, batch-1000 samples/s, ≥
   wasmBytes: 128 * 1024, // wasm/mlrt.wasm, ≤ (128 KiB: the budget once trees, forests and k-means joined)
   rssOverBareMB: 10, // peak RSS − bare Node, ≤ (MiB)
 };
@@ -73,8 +74,9 @@ const median = (xs) => {
 function runChild(mode, id, opts, { timeoutMs = 120_000, execArgv = [] } = {}) {
   return new Promise((resolve) => {
     let result, stderr = '', done = false;
+    const own = id ? RUNTIMES.find((r) => r.id === id)?.execArgv ?? [] : []; // e.g. the relaxed-SIMD flag
     const child = fork(CHILD, [mode, id ?? '-', JSON.stringify(opts ?? {})], {
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'], execArgv,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'], execArgv: [...execArgv, ...own],
     });
     child.stdout.on('data', () => {}); // logs from runtimes are not ours to print
     child.stderr.on('data', (d) => { stderr += d; if (stderr.length > 20000) stderr = stderr.slice(-20000); });
@@ -409,11 +411,19 @@ function render(res, runtimes) {
   ratio('cold start ÷ ORT 1 thread', M?.cold?.medianMs, O?.cold?.medianMs, '≤', TARGETS.coldVsOrt, 'ORT 1 thread');
   ratio('cold start ÷ tfjs wasm', M?.cold?.medianMs, T?.cold?.medianMs, '≤', TARGETS.coldVsTfjs, 'tfjs wasm');
   {
-    const f = path.join(REPO, 'wasm/mlrt.wasm');
+    const X = res.runtimes['mlrt-relaxed'], xm = X && m(X);
+    if (X && !X.unavailable) {
+      const a = xm?.throughput[1000].samplesPerSec, b = mm?.throughput[1000].samplesPerSec;
+      add('relaxed SIMD batch-1000 ÷ SIMD128 batch-1000', a && b ? fmt(a / b, 3) : null, `≥ ${TARGETS.relaxedVsSimd}`,
+        a && b ? a / b >= TARGETS.relaxedVsSimd : null, a && b ? undefined : 'a measurement is missing');
+    }
+  }
+  for (const name of ['mlrt.wasm', 'mlrt-relaxed.wasm', 'mlrt-scalar.wasm']) {
+    const f = path.join(REPO, 'wasm', name);
     if (existsSync(f)) {
       const b = statSync(f).size;
-      add('wasm/mlrt.wasm bytes', `${fmtInt(b)} B (${fmt(b / 1024, 1)} KiB)`, `≤ ${fmtInt(TARGETS.wasmBytes)} B`, b <= TARGETS.wasmBytes);
-    } else add('wasm/mlrt.wasm bytes', null, `≤ ${fmtInt(TARGETS.wasmBytes)} B`, null, 'n/a (not built)');
+      add(`wasm/${name} bytes`, `${fmtInt(b)} B (${fmt(b / 1024, 1)} KiB)`, `≤ ${fmtInt(TARGETS.wasmBytes)} B`, b <= TARGETS.wasmBytes);
+    } else add(`wasm/${name} bytes`, null, `≤ ${fmtInt(TARGETS.wasmBytes)} B`, null, 'n/a (not built)');
   }
   if (naWhy) add('peak RSS − bare Node', null, `≤ ${TARGETS.rssOverBareMB} MB`, null, naWhy);
   else if (!M.rss || !bareKB) add('peak RSS − bare Node', null, `≤ ${TARGETS.rssOverBareMB} MB`, null, 'RSS measurement missing');

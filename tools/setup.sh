@@ -17,6 +17,9 @@ need emscripten  command -v emcc
 need wasi-libc   test -f /usr/lib/wasm32-wasi/libc.a
 need libclang-rt-14-dev-wasm32 sh -c 'ls /usr/lib/llvm-14/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a'
 need libclang-rt-14-dev sh -c 'ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
+need clang-19    command -v clang-19
+need lld-19      command -v wasm-ld-19
+need libclang-rt-19-dev-wasm32 sh -c 'ls /usr/lib/llvm-19/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a'
 need binaryen    command -v wasm-opt
 need wabt        command -v wasm-objdump
 need chromium    command -v chromium

@@ -284,7 +284,9 @@ export interface LayerWeights extends LayerInfo {
 }
 
 export interface Runtime {
-  readonly build: { readonly simd: boolean };
+  /** The instruction sets the wasm module was compiled for. relaxed: f32 multiply-adds are fused
+   * (f32x4.relaxed_madd), so results may differ from the SIMD128 and scalar builds in the last bits. */
+  readonly build: { readonly simd: boolean; readonly relaxed: boolean };
   /** Bytes of wasm memory (grows, never shrinks). */
   readonly memoryBytes: number;
   inspect(bytes: Uint8Array | ArrayBuffer): Inspection;
@@ -297,12 +299,18 @@ export interface Runtime {
 }
 
 export interface RuntimeOptions {
-  /** The .wasm to use; default: mlrt.wasm or mlrt-scalar.wasm next to this module. */
+  /** The .wasm to use; default: mlrt-relaxed.wasm, mlrt.wasm or mlrt-scalar.wasm next to this
+   * module, by what the engine supports. */
   wasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module;
-  /** 'auto' (default) picks SIMD128 when the engine has it. */
+  /** 'auto' (default) picks SIMD128 when the engine has it; false: the scalar build. */
   simd?: 'auto' | boolean;
+  /** 'auto' (default) picks the relaxed-SIMD build when the engine has relaxed SIMD (Chromium,
+   * workerd; Node 20 with --experimental-wasm-relaxed-simd); false: the SIMD128 build. */
+  relaxed?: 'auto' | boolean;
 }
 
 export function createRuntime(options?: RuntimeOptions): Promise<Runtime>;
 /** True when this engine runs WebAssembly SIMD128. */
 export function simdSupported(): boolean;
+/** True when this engine runs WebAssembly relaxed SIMD. */
+export function relaxedSimdSupported(): boolean;

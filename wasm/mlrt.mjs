@@ -1,7 +1,7 @@
 // mlrt.mjs — the one JavaScript module for browsers, Node and edge workers.
 //
 //   import { createRuntime, MlrtError } from './mlrt.mjs';
-//   const rt = await createRuntime();          // picks the SIMD128 or the scalar build
+//   const rt = await createRuntime();          // picks the relaxed-SIMD, SIMD128 or scalar build
 //   const model = rt.loadFromBytes(bytes);     // Uint8Array | ArrayBuffer; throws MlrtError
 //   const probs = model.predict(new Float32Array(model.info.inputSize));
 //   model.dispose();
@@ -30,9 +30,23 @@ export function simdSupported() {
   }
 }
 
+// A tiny module using i8x16.relaxed_swizzle: valid only where relaxed SIMD is supported
+// (Chromium and workerd by default; Node 20 with --experimental-wasm-relaxed-simd).
+const RELAXED_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 15, 1, 13, 0, 65, 1, 253, 15, 65, 2, 253, 15, 253, 128, 2, 11]);
+
+/** True when this engine runs WebAssembly relaxed SIMD. */
+export function relaxedSimdSupported() {
+  try {
+    return WebAssembly.validate(RELAXED_PROBE);
+  } catch {
+    return false;
+  }
+}
+
 // Each URL a literal `new URL('…', import.meta.url)`: bundlers (Vite, Rollup, webpack 5) then emit
 // the .wasm as an asset and rewrite the URL, with nothing to copy by hand.
-const defaultWasmUrl = (simd) => (simd ? new URL('./mlrt.wasm', import.meta.url) : new URL('./mlrt-scalar.wasm', import.meta.url));
+const defaultWasmUrl = (simd, relaxed) => (relaxed ? new URL('./mlrt-relaxed.wasm', import.meta.url)
+  : simd ? new URL('./mlrt.wasm', import.meta.url) : new URL('./mlrt-scalar.wasm', import.meta.url));
 
 const NODE_FS = 'node:fs';
 
@@ -84,15 +98,23 @@ const encoder = new TextEncoder();
 
 /**
  * Creates a runtime: one wasm instance whose memory holds every model loaded through it.
+ * The build: relaxed SIMD where the engine has it, else SIMD128, else scalar; `relaxed: false` or
+ * `simd: false` steps down. The relaxed build fuses multiply-adds, so its f32 results may differ
+ * from the other two builds (which agree bit for bit) in the last bits. `rt.build` says which
+ * instruction sets the module was compiled for (also when `wasm` is given).
  * @param {{ wasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module,
- *           simd?: 'auto' | boolean }} [options]
+ *           simd?: 'auto' | boolean, relaxed?: 'auto' | boolean }} [options]
  */
 export async function createRuntime(options = {}) {
-  const simd = options.simd === undefined || options.simd === 'auto' ? simdSupported() : Boolean(options.simd);
+  const auto = (v) => v === undefined || v === 'auto';
+  const simd = auto(options.simd) ? simdSupported() : Boolean(options.simd);
   if (simd && !simdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly SIMD128');
-  const module = await compile(options.wasm ?? defaultWasmUrl(simd));
+  if (options.relaxed === true && !simd) throw new MlrtError('INVALID_ARGUMENT', 'createRuntime: relaxed: true needs SIMD, but simd: false was given');
+  const relaxed = simd && (auto(options.relaxed) ? relaxedSimdSupported() : Boolean(options.relaxed));
+  if (relaxed && !relaxedSimdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly relaxed SIMD');
+  const module = await compile(options.wasm ?? defaultWasmUrl(simd, relaxed));
   const instance = await WebAssembly.instantiate(module, importsFor(module));
-  return new Runtime(instance.exports, simd);
+  return new Runtime(instance.exports, { simd, relaxed });
 }
 
 class Runtime {
@@ -101,10 +123,13 @@ class Runtime {
   #f32 = new Float32Array(0);
   #models;
 
-  constructor(exports, simd) {
+  constructor(exports, chosen) {
     this.#x = exports;
     exports._initialize?.();
-    this.build = Object.freeze({ simd });
+    // What the module was compiled for (bit 0: SIMD128, bit 1: relaxed SIMD), which is the truth when
+    // the caller passed its own wasm; a module without that export reports what was asked for.
+    const f = exports.mlrt_wasm_build?.();
+    this.build = Object.freeze(f === undefined ? chosen : { simd: (f & 1) !== 0, relaxed: (f & 2) !== 0 });
     // Frees the wasm side of models that were dropped without dispose().
     this.#models = typeof FinalizationRegistry === 'function'
       ? new FinalizationRegistry((handles) => this._release(handles)) : null;

@@ -6,7 +6,7 @@
 // last checked more than REVALIDATE_AFTER_MS ago are revalidated with a conditional
 // GET; "Check for updates" does the same at once for every file in use.
 
-import { createRuntime, simdSupported } from '../wasm/mlrt.mjs';
+import { createRuntime, relaxedSimdSupported, simdSupported } from '../wasm/mlrt.mjs';
 import { openCache } from './cache.mjs';
 import { loadCached, LoadError, revalidate } from './loader.mjs';
 import { preprocess, SIDE } from './preprocess.mjs';
@@ -96,31 +96,45 @@ function toProbabilities(out) {
 
 // ---- runtime and models ----
 
+// The builds, best first: each needs what the one after it needs, and more.
+const BUILDS = {
+  relaxed: { file: 'mlrt-relaxed.wasm', label: 'relaxed SIMD', options: { simd: true, relaxed: true }, ok: relaxedSimdSupported },
+  simd: { file: 'mlrt.wasm', label: 'SIMD128', options: { simd: true, relaxed: false }, ok: simdSupported },
+  scalar: { file: 'mlrt-scalar.wasm', label: 'scalar', options: { simd: false }, ok: () => true },
+};
+
 async function loadRuntime() {
-  // ?build=scalar picks the build without SIMD128, to compare the two.
-  const chosenScalar = new URLSearchParams(location.search).get('build') === 'scalar';
-  const simd = !chosenScalar && simdSupported();
-  const file = simd ? 'mlrt.wasm' : 'mlrt-scalar.wasm';
+  // ?build=simd or ?build=scalar steps down from the best build this browser runs, to compare them.
+  const asked = new URLSearchParams(location.search).get('build');
+  const best = Object.keys(BUILDS).find((k) => BUILDS[k].ok());
+  const order = Object.keys(BUILDS);
+  const id = asked in BUILDS && order.indexOf(asked) > order.indexOf(best) ? asked : best;
+  const { file, options } = BUILDS[id];
   const url = new URL(`../wasm/${file}`, import.meta.url).href;
   const got = await loadCached(url, {
     cache: state.cache,
     onProgress: progress.start(`Downloading ${file}`),
-    use: (bytes) => createRuntime({ wasm: bytes, simd }),
+    use: (bytes) => createRuntime({ wasm: bytes, ...options }),
   });
   progress.done();
   state.rt = got.value;
   state.wasm = { url, file, source: got.source, size: got.bytes.length };
-  showBuild(simd, chosenScalar);
+  showBuild(id, best);
   const notes = got.notes.length ? ` (${got.notes.join('; ')})` : '';
   setText('fact-wasm', `${file}, ${formatBytes(got.bytes.length)}, from ${got.source}${notes}`);
 }
 
-function showBuild(simd, chosenScalar) {
+// "relaxed SIMD · try SIMD128 · try scalar": the build running, then links to the others this browser runs.
+function showBuild(id, best) {
   const dd = $('fact-build');
   const link = (href, label) => Object.assign(document.createElement('a'), { href, textContent: label });
-  if (simd) dd.replaceChildren('SIMD128 · ', link('?build=scalar', 'try the scalar build'));
-  else if (chosenScalar) dd.replaceChildren('scalar · ', link('./', 'back to SIMD128'));
-  else dd.textContent = 'scalar (this browser has no WebAssembly SIMD128)';
+  const parts = [BUILDS[id].label];
+  if (id === 'scalar' && best === 'scalar') parts[0] += ' (this browser has no WebAssembly SIMD128)';
+  for (const other of Object.keys(BUILDS)) {
+    if (other === id || Object.keys(BUILDS).indexOf(other) < Object.keys(BUILDS).indexOf(best)) continue;
+    parts.push(' · ', link(other === best ? './' : `?build=${other}`, `try ${BUILDS[other].label}`));
+  }
+  dd.replaceChildren(...parts);
 }
 
 // Builds a model from bytes; refuses models that cannot read a 28 x 28 drawing.

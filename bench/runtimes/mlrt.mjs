@@ -1,15 +1,25 @@
-// mlrt (this project): wasm/mlrt.mjs + wasm/mlrt.wasm (SIMD128) or wasm/mlrt-scalar.wasm.
+// mlrt (this project): wasm/mlrt.mjs + wasm/mlrt-relaxed.wasm (relaxed SIMD: Node runs it only with
+// --experimental-wasm-relaxed-simd, which this row's processes get), wasm/mlrt.wasm (SIMD128) or
+// wasm/mlrt-scalar.wasm.
 // Loads the raw `.bin` MLP. Rows report "n/a (not built)" until the build outputs exist.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const jsUrl = new URL('../../wasm/mlrt.mjs', import.meta.url);
 
-function variant(simd) {
-  const wasmFile = fileURLToPath(new URL(`../../wasm/${simd ? 'mlrt.wasm' : 'mlrt-scalar.wasm'}`, import.meta.url));
+const BUILDS = {
+  relaxed: { file: 'mlrt-relaxed.wasm', label: 'mlrt relaxed', options: { simd: true, relaxed: true }, execArgv: ['--experimental-wasm-relaxed-simd'] },
+  simd: { file: 'mlrt.wasm', label: 'mlrt SIMD', options: { simd: true, relaxed: false } },
+  scalar: { file: 'mlrt-scalar.wasm', label: 'mlrt scalar', options: { simd: false } },
+};
+
+function variant(build) {
+  const { file, label, options, execArgv = [] } = BUILDS[build];
+  const wasmFile = fileURLToPath(new URL(`../../wasm/${file}`, import.meta.url));
   return {
-    id: simd ? 'mlrt-simd' : 'mlrt-scalar',
-    label: simd ? 'mlrt SIMD' : 'mlrt scalar',
+    id: `mlrt-${build}`,
+    label,
+    execArgv,
     modelFormat: 'bin',
     async: false,
     wasmFile,
@@ -20,7 +30,7 @@ function variant(simd) {
     },
     async setup(modelBytes) {
       const { createRuntime } = await import(jsUrl.href);
-      const rt = await createRuntime({ simd });
+      const rt = await createRuntime(options);
       const t0 = performance.now();
       const model = rt.loadFromBytes(modelBytes);
       const loadMs = performance.now() - t0;
@@ -35,5 +45,6 @@ function variant(simd) {
   };
 }
 
-export const mlrtSimd = variant(true);
-export const mlrtScalar = variant(false);
+export const mlrtRelaxed = variant('relaxed');
+export const mlrtSimd = variant('simd');
+export const mlrtScalar = variant('scalar');

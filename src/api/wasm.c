@@ -16,6 +16,18 @@ static mlrt_error last_error;
 EXPORT void *mlrt_wasm_alloc(size_t size) { return malloc(size ? size : 1); }
 EXPORT void mlrt_wasm_free(void *p) { free(p); }
 
+/* The instruction sets this module was compiled for: bit 0 SIMD128, bit 1 relaxed SIMD. */
+EXPORT int mlrt_wasm_build(void) {
+    int f = 0;
+#if defined(__wasm_simd128__)
+    f |= 1;
+#endif
+#if defined(__wasm_relaxed_simd__)
+    f |= 2;
+#endif
+    return f;
+}
+
 EXPORT int mlrt_wasm_error_code(void) { return last_error.code; }
 EXPORT const char *mlrt_wasm_error_message(void) { return last_error.message; }
 EXPORT const char *mlrt_wasm_status_name(int code) { return mlrt_status_name((mlrt_status)code); }

@@ -15,14 +15,10 @@
  * Depthwise convolutions (one input channel per group) have too little work per pixel for that
  * and run a direct loop. */
 #include "../model/graph.h"
+#include "simd.h"
 #include <math.h>
 #include <string.h>
 
-typedef float v4 __attribute__((vector_size(16)));
-typedef float v4u __attribute__((vector_size(16), aligned(4)));
-static inline v4 ld(const float *p) { return *(const v4u *)p; }
-static inline void st(float *p, v4 v) { *(v4u *)p = v; }
-static inline v4 splat(float x) { return (v4){x, x, x, x}; }
 
 
 /* The output columns [lo, hi) whose input column ox * s + x0 lies in [0, w). */
@@ -85,10 +81,10 @@ __attribute__((noinline)) static void direct_4x8(const float *xp, size_t plane, 
             /* hot loop: a tap's two pixel vectors feed four channels */
             for (uint32_t t = 0; t < taps; t++, w += 4) {
                 v4 x0 = ld(xc + off[t]), x1 = ld(xc + off[t] + 4), s;
-                s = splat(w[0]); a0 += s * x0; a1 += s * x1;
-                s = splat(w[1]); b0 += s * x0; b1 += s * x1;
-                s = splat(w[2]); c0 += s * x0; c1 += s * x1;
-                s = splat(w[3]); d0 += s * x0; d1 += s * x1;
+                s = splat(w[0]); a0 = madd(a0, s, x0); a1 = madd(a1, s, x1);
+                s = splat(w[1]); b0 = madd(b0, s, x0); b1 = madd(b1, s, x1);
+                s = splat(w[2]); c0 = madd(c0, s, x0); c1 = madd(c1, s, x1);
+                s = splat(w[3]); d0 = madd(d0, s, x0); d1 = madd(d1, s, x1);
             }
         }
         st(stage + q, a0); st(stage + q + 4, a1);

@@ -7,19 +7,15 @@
  * front to back. Written with GCC/Clang vector extensions: SIMD128 when compiled with
  * -msimd128, SSE on x86 natively, and plain scalar code in the scalar wasm build. */
 #include "../internal.h"
+#include "simd.h"
 #include <math.h>
 #include <string.h>
 
-typedef float v4 __attribute__((vector_size(16)));
-typedef float v4u __attribute__((vector_size(16), aligned(4))); /* unaligned access */
 
 #if MLRT_PANEL != 8
 #error "the kernels below are written for panels of 8 outputs (two v4)"
 #endif
 
-static inline v4 ld(const float *p) { return *(const v4u *)p; }
-static inline void st(float *p, v4 v) { *(v4u *)p = v; }
-static inline v4 splat(float x) { return (v4){x, x, x, x}; }
 
 /* The kernels stay separate small functions: V8 optimises hot wasm functions one by one,
  * and one big inlined function costs it several MB of memory and more compile time. */
@@ -34,10 +30,10 @@ KERNEL void panels4_1row(const float *w, const float *x, size_t in, float *acc32
     /* hot loop (batch of one): streams four panels side by side */
     for (size_t i = 0; i < in; i++) {
         v4 s = splat(x[i]);
-        a0 += ld(w0 + 8 * i) * s; a1 += ld(w0 + 8 * i + 4) * s;
-        b0 += ld(w1 + 8 * i) * s; b1 += ld(w1 + 8 * i + 4) * s;
-        c0 += ld(w2 + 8 * i) * s; c1 += ld(w2 + 8 * i + 4) * s;
-        d0 += ld(w3 + 8 * i) * s; d1 += ld(w3 + 8 * i + 4) * s;
+        a0 = madd(a0, ld(w0 + 8 * i), s); a1 = madd(a1, ld(w0 + 8 * i + 4), s);
+        b0 = madd(b0, ld(w1 + 8 * i), s); b1 = madd(b1, ld(w1 + 8 * i + 4), s);
+        c0 = madd(c0, ld(w2 + 8 * i), s); c1 = madd(c1, ld(w2 + 8 * i + 4), s);
+        d0 = madd(d0, ld(w3 + 8 * i), s); d1 = madd(d1, ld(w3 + 8 * i + 4), s);
     }
     st(acc32, a0); st(acc32 + 4, a1); st(acc32 + 8, b0); st(acc32 + 12, b1);
     st(acc32 + 16, c0); st(acc32 + 20, c1); st(acc32 + 24, d0); st(acc32 + 28, d1);
@@ -48,35 +44,50 @@ KERNEL void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
     v4 a0 = {0}, a1 = {0};
     for (size_t i = 0; i < in; i++, w += 8) {
         v4 s = splat(x[i]);
-        a0 += ld(w) * s;
-        a1 += ld(w + 4) * s;
+        a0 = madd(a0, ld(w), s);
+        a1 = madd(a1, ld(w + 4), s);
     }
     st(acc8, a0);
     st(acc8 + 4, a1);
 }
 
-/* ROWS rows, one panel: the weights loaded once serve ROWS rows (register-blocked 5x8:
- * 10 accumulators + 2 weights + 1 broadcast fit the 16 vector registers of x86-64; 6 rows
- * spill in V8 and run a third slower, 4 rows run 5% slower). */
+/* ROWS rows, one panel: the weights loaded once serve ROWS rows, register-blocked ROWS x 8.
+ * Separate multiply and add need a product register: 10 accumulators + 2 weights + 1 broadcast +
+ * 1 product fit the 16 vector registers of x86-64 (6 rows spill in V8 and run a third slower,
+ * 4 rows run 5% slower). A fused multiply-add needs none: the relaxed build takes 6 rows. */
+#if defined(__wasm_relaxed_simd__)
+#define ROWS 6
+#else
 #define ROWS 5
+#endif
 KERNEL void panel_rows(const float *w, const float *x, size_t xs, size_t in, float *acc, size_t as) {
     const float *x0 = x, *x1 = x + xs, *x2 = x + 2 * xs, *x3 = x + 3 * xs, *x4 = x + 4 * xs;
     v4 r00 = {0}, r01 = {0}, r10 = {0}, r11 = {0}, r20 = {0}, r21 = {0};
     v4 r30 = {0}, r31 = {0}, r40 = {0}, r41 = {0};
-    /* hot loop: 2 weight loads + 5 broadcasts feed 10 multiply-adds */
+#if ROWS == 6
+    const float *x5 = x + 5 * xs;
+    v4 r50 = {0}, r51 = {0};
+#endif
+    /* hot loop: 2 weight loads + ROWS broadcasts feed 2 x ROWS multiply-adds */
     for (size_t i = 0; i < in; i++, w += 8) {
         v4 w0 = ld(w), w1 = ld(w + 4), s;
-        s = splat(x0[i]); r00 += w0 * s; r01 += w1 * s;
-        s = splat(x1[i]); r10 += w0 * s; r11 += w1 * s;
-        s = splat(x2[i]); r20 += w0 * s; r21 += w1 * s;
-        s = splat(x3[i]); r30 += w0 * s; r31 += w1 * s;
-        s = splat(x4[i]); r40 += w0 * s; r41 += w1 * s;
+        s = splat(x0[i]); r00 = madd(r00, w0, s); r01 = madd(r01, w1, s);
+        s = splat(x1[i]); r10 = madd(r10, w0, s); r11 = madd(r11, w1, s);
+        s = splat(x2[i]); r20 = madd(r20, w0, s); r21 = madd(r21, w1, s);
+        s = splat(x3[i]); r30 = madd(r30, w0, s); r31 = madd(r31, w1, s);
+        s = splat(x4[i]); r40 = madd(r40, w0, s); r41 = madd(r41, w1, s);
+#if ROWS == 6
+        s = splat(x5[i]); r50 = madd(r50, w0, s); r51 = madd(r51, w1, s);
+#endif
     }
     st(acc, r00); st(acc + 4, r01);
     st(acc + as, r10); st(acc + as + 4, r11);
     st(acc + 2 * as, r20); st(acc + 2 * as + 4, r21);
     st(acc + 3 * as, r30); st(acc + 3 * as + 4, r31);
     st(acc + 4 * as, r40); st(acc + 4 * as + 4, r41);
+#if ROWS == 6
+    st(acc + 5 * as, r50); st(acc + 5 * as + 4, r51);
+#endif
 }
 
 static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }

@@ -22,7 +22,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ARTIFACTS = join(ROOT, 'build', 'artifacts');
 const MODEL = 'mnist-mlp.safetensors';
 const MODEL_PATH = `/models/${MODEL}`;
-const WASM_PATH = '/wasm/mlrt.wasm';
+// The build the page picks: mlrt-relaxed.wasm where Chromium has relaxed SIMD (156 does), else mlrt.wasm.
+let WASM_PATH = '/wasm/mlrt.wasm';
 const DIGITS = 50;
 const MIN_CORRECT = 45;
 
@@ -91,7 +92,10 @@ test('web demo in Chromium', { timeout: 180_000 }, async (t) => {
     await ready(page);
     assert.equal(await page.locator('#model-source').getAttribute('data-source'), 'network');
     assert.equal(await page.locator('body').getAttribute('data-model'), manifest.default);
-    assert.match(await text(page, '#fact-build'), /^SIMD128/);
+    const relaxed = await page.evaluate(async () => (await import('/wasm/mlrt.mjs')).relaxedSimdSupported());
+    if (relaxed) WASM_PATH = '/wasm/mlrt-relaxed.wasm';
+    assert.match(await text(page, '#fact-build'), relaxed ? /^relaxed SIMD · try SIMD128 · try scalar$/ : /^SIMD128 · try scalar$/);
+    assert.match(await text(page, '#fact-wasm'), relaxed ? /^mlrt-relaxed\.wasm/ : /^mlrt\.wasm/);
     assert.match(await text(page, '#fact-format'), /^safetensors/);
     assert.match(await text(page, '#fact-params'), /^407,050$/);
     assert.match(await text(page, '#cache-size'), /MB in 2 files/);
@@ -180,6 +184,17 @@ test('web demo in Chromium', { timeout: 180_000 }, async (t) => {
     assert.equal(requests(after, WASM_PATH), requests(before, WASM_PATH), 'the wasm was requested again');
     assert.equal(requests(after, MODEL_PATH), requests(before, MODEL_PATH), 'the model was requested again');
     assert.equal(await drawDigit(page, digit(1)), mnist.labels[1]);
+  });
+
+  await t.test('?build=simd runs the SIMD128 build, which reads a digit as the default build does', async () => {
+    const simd = await context.newPage();
+    simd.on('pageerror', (e) => consoleErrors.push(`pageerror (simd page): ${e.message}`));
+    await simd.goto(`${server.url}?build=simd`);
+    await ready(simd);
+    assert.match(await text(simd, '#fact-build'), /^SIMD128/);
+    assert.match(await text(simd, '#fact-wasm'), /^mlrt\.wasm/);
+    assert.equal(await drawDigit(simd, digit(7)), await drawDigit(page, digit(7)));
+    await simd.close();
   });
 
   await t.test('?build=scalar runs the scalar build', async () => {
