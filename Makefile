@@ -57,7 +57,7 @@ FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_binten
 .PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
 
-all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm $(MODELS) $(APR_MODELS) $(WEB_MODELS)
+all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm build/bench/limits-relaxed.wasm $(MODELS) $(APR_MODELS) $(WEB_MODELS)
 
 deps:
 	@sh tools/setup.sh
@@ -115,6 +115,11 @@ wasm/mlrt-wasi.wasm: $(CORE) src/api/cli.c $(HDRS)
 build/bench/limits.wasm: bench/limits.c
 	@mkdir -p $(dir $@)
 	$(CLANG) --target=wasm32 -nostdlib -O3 -msimd128 -Wl,--no-entry -Wl,--export-dynamic -o $@ $<
+
+build/bench/limits-relaxed.wasm: bench/limits.c
+	@mkdir -p $(dir $@)
+	$(CLANG19) --target=wasm32 -O3 -msimd128 -mrelaxed-simd -c -o $@.o $<
+	$(CLANG19) --target=wasm32 -nostdlib -Wl,--no-entry -Wl,--export-dynamic -o $@ $@.o && rm -f $@.o
 
 # ---- native ----
 build/obj/%.o: src/%.c $(HDRS)

@@ -64,6 +64,30 @@ float peak_madd12(uint32_t iters, float seed) {
 }
 EXPORT("peak_madd12_per_iter") uint32_t peak_madd12_per_iter(void) { return 12 * 4; }
 
+#if defined(__wasm_relaxed_simd__)
+/* (a') The same 12 chains with one f32x4.relaxed_madd per step (fused where the engine has FMA):
+ * the ceiling of mlrt-relaxed.wasm's kernels. Built as build/bench/limits-relaxed.wasm (clang 19). */
+#define FMA_STEP(a) a = wasm_f32x4_relaxed_madd(a, m, c)
+EXPORT("peak_fma12")
+float peak_fma12(uint32_t iters, float seed) {
+    v128_t m = wasm_f32x4_splat(0.9999f), c = wasm_f32x4_splat(seed * 1e-4f);
+    v128_t a0 = wasm_f32x4_splat(seed), a1 = wasm_f32x4_splat(seed + 1), a2 = wasm_f32x4_splat(seed + 2),
+           a3 = wasm_f32x4_splat(seed + 3), a4 = wasm_f32x4_splat(seed + 4), a5 = wasm_f32x4_splat(seed + 5),
+           a6 = wasm_f32x4_splat(seed + 6), a7 = wasm_f32x4_splat(seed + 7), a8 = wasm_f32x4_splat(seed + 8),
+           a9 = wasm_f32x4_splat(seed + 9), a10 = wasm_f32x4_splat(seed + 10), a11 = wasm_f32x4_splat(seed + 11);
+    for (uint32_t i = 0; i < iters; i++) {
+        FMA_STEP(a0); FMA_STEP(a1); FMA_STEP(a2); FMA_STEP(a3);
+        FMA_STEP(a4); FMA_STEP(a5); FMA_STEP(a6); FMA_STEP(a7);
+        FMA_STEP(a8); FMA_STEP(a9); FMA_STEP(a10); FMA_STEP(a11);
+    }
+    v128_t s = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(a0, a1), wasm_f32x4_add(a2, a3)),
+                              wasm_f32x4_add(wasm_f32x4_add(a4, a5), wasm_f32x4_add(a6, a7)));
+    s = wasm_f32x4_add(s, wasm_f32x4_add(wasm_f32x4_add(a8, a9), wasm_f32x4_add(a10, a11)));
+    return sum_lanes(s);
+}
+EXPORT("peak_fma12_per_iter") uint32_t peak_fma12_per_iter(void) { return 12 * 4; }
+#endif
+
 /* ---------------------------------------------------------- (b) read bandwidth */
 
 /* 784*512 + 512 + 512*10 + 10 = 407,050 floats = all MLP weights (1,628,200 bytes), rounded up to 64 B. */

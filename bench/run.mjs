@@ -145,7 +145,7 @@ async function main() {
   else {
     for (let attempt = 0; attempt <= MAX_RETRIES; attempt++) {
       const c0 = cpuSnapshot();
-      const r = await runChild('limits', null, CFG.limits, { execArgv: ['--no-liftoff'] });
+      const r = await runChild('limits', null, CFG.limits, { execArgv: ['--no-liftoff', '--experimental-wasm-relaxed-simd'] });
       const foreign = foreignCores(c0, cpuSnapshot());
       // Keep the fastest: contention can only make a peak look lower.
       if (!results.limits || results.limits.error || (!r.error && r.peakMaddPerSec > results.limits.peakMaddPerSec)) {
@@ -363,7 +363,7 @@ function render(res, runtimes) {
     notes.push(`- tfjs wasm: backend=${t.backend}, SIMD=${t.simd}, multithread=${t.multithread}: tfjs-backend-wasm 4.22 hard-codes WASM_HAS_MULTITHREAD_SUPPORT=false under Node (tfjs issue #3830), so it runs the single-threaded ${res.runtimes['tfjs-wasm']?.size?.wasm?.[0]?.file?.split('/').pop() ?? 'SIMD'} build; no 2-thread tfjs row is possible in Node.`);
   }
   for (const id of ['mlrt-simd', 'mlrt-scalar']) if (info(id)) notes.push(`- ${res.runtimes[id].label} model.info: ${JSON.stringify(info(id))}`);
-  if (L) notes.push(`- machine limits: SIMD f32x4 mul+add peak ${fmt(L.peakMaddPerSec / 1e9, 2)} G multiply-adds/s (${L.peakKernel}) = ${fmt(L.simdUsPerSample, 2)} µs per sample (784·512+512·10 multiply-adds); read bandwidth over ${fmt(L.bufferBytes / 1e6, 2)} MB ${fmt(L.readBytesPerSec / 1e9, 1)} GB/s = ${fmt(L.streamUs, 2)} µs to stream the weights once.`);
+  if (L) notes.push(`- machine limits: SIMD f32x4 mul+add peak ${fmt(L.peakMaddPerSec / 1e9, 2)} G multiply-adds/s (${L.peakKernel}) = ${fmt(L.simdUsPerSample, 2)} µs per sample (784·512+512·10 multiply-adds); read bandwidth over ${fmt(L.bufferBytes / 1e6, 2)} MB ${fmt(L.readBytesPerSec / 1e9, 1)} GB/s = ${fmt(L.streamUs, 2)} µs to stream the weights once${L.peakFmaPerSec ? `; fused (f32x4.relaxed_madd) peak ${fmt(L.peakFmaPerSec / 1e9, 2)} G multiply-adds/s = ${fmtInt(L.fmaPeakSamplesPerSec)} samples/s` : ''}.`);
   for (const R of cols) {
     if (!R.size) continue;
     const parts = [...R.size.wasm, ...R.size.js.slice(0, 4)].map((e) => `${e.file} ${kb(e.bytes)}`);
@@ -438,6 +438,10 @@ function render(res, runtimes) {
   };
   infoRatio('latency median ÷ bandwidth floor (µs to stream 1.6 MB)', mm?.latencyUs.median, L?.streamUs, 'limits or mlrt measurement missing');
   infoRatio('batch-1000 throughput ÷ SIMD peak', mm?.throughput[1000].samplesPerSec, L?.simdPeakSamplesPerSec, 'limits or mlrt measurement missing');
+  {
+    const X = res.runtimes['mlrt-relaxed'], xm = X && m(X);
+    if (X && !X.unavailable) infoRatio('relaxed batch-1000 throughput ÷ fused (relaxed_madd) peak', xm?.throughput[1000].samplesPerSec, L?.fmaPeakSamplesPerSec, 'limits or mlrt relaxed measurement missing');
+  }
   for (const c of checks) {
     const v = c.val ?? `n/a — ${c.why}`;
     const tag = c.pass === null ? (c.val == null ? 'SKIP' : 'INFO') : verdict(c.pass);
