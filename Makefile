@@ -22,7 +22,7 @@ CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
 HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
        src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
-WASM_API = build alloc free error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
+WASM_API = build alloc free fork error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -45,7 +45,7 @@ WARN = -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes -Wn
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm wasm/mlrt-wasi.wasm
+WASM = wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm wasm/mlrt-threads.wasm wasm/mlrt-wasi.wasm
 MODELS = build/models/mnist-mlp.f32.bin build/models/mnist-mlp.f64.bin build/models/mnist-mlp.safetensors \
          build/models/mnist-mlp.aprender.safetensors build/models/mnist-mlp.bintensors
 APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/models/digit-cnn.onnx
@@ -71,6 +71,17 @@ build/wasm-scalar/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(EMCC) $(EMCFLAGS) -c $< -o $@
 
+# The threaded build: SIMD128 + atomics and bulk memory over a shared, imported memory, which the
+# JS module's workers instantiate the same module with (wasm/mlrt-threads.mjs). emcc refuses
+# STANDALONE_WASM with pthreads, so the objects are compiled by emcc -pthread and linked by
+# wasm-ld against Emscripten's thread-safe libc and allocator; its one import besides the memory
+# is emscripten_resize_heap (growth), which the JS side supplies.
+EM_LIBDIR ?= $(shell em-config CACHE 2>/dev/null)/sysroot/lib/wasm32-emscripten
+WASM_LD14 ?= wasm-ld-14
+build/wasm-threads/%.o: src/%.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(EMCC) $(EMCFLAGS) -msimd128 -pthread -c $< -o $@
+
 # The relaxed-SIMD build: clang 19 (emcc 3.1.6's clang has no relaxed intrinsics), wasi-libc as a
 # reactor. Compiled and linked in two steps, the link without -O: clang would otherwise run
 # Debian's binaryen, which cannot parse the relaxed opcodes (../shared/specs/toolchain.md).
@@ -93,6 +104,7 @@ WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bint
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
              codecs/lz4
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
+$(WASM_SMALL:%=build/wasm-threads/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
@@ -108,6 +120,14 @@ wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 wasm/mlrt-relaxed.wasm: $(WASM_SRC:src/%.c=build/wasm-relaxed/%.o)
 	@mkdir -p wasm
 	$(CLANG19) $(RELAXED_LINK) $^ -o $@
+
+wasm/mlrt-threads.wasm: $(WASM_SRC:src/%.c=build/wasm-threads/%.o)
+	@mkdir -p wasm
+	$(WASM_LD14) -o $@ $^ -L$(EM_LIBDIR) -lc-mt -lemmalloc-mt -lcompiler_rt-mt --shared-memory --import-memory \
+	  --initial-memory=1048576 --max-memory=2147483648 --no-entry -z stack-size=65536 --global-base=1024 \
+	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=mlrt_wasm_%) --export=stackSave --export=stackRestore \
+	  --export=__wasm_init_tls --export=__tls_size --export=__tls_align --export=__wasm_call_ctors
+	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd --enable-threads --enable-bulk-memory $@ -o $@
 
 wasm/mlrt-wasi.wasm: $(CORE) src/api/cli.c $(HDRS)
 	$(CLANG) --target=wasm32-wasi -O3 -ffp-contract=off -msimd128 -Wl,--strip-debug $(CORE) src/api/cli.c -o $@

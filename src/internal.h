@@ -226,6 +226,7 @@ struct mlrt_model {
     char *info_json;                /* mlrt_model_info_json */
     const char *weight_layout;      /* dense models from tensors: "out_in", "in_out" or "mixed"; else NULL */
     bool weight_layout_guessed;     /* some layer's orientation was PyTorch's default, not the file's evidence */
+    const mlrt_model *parent;       /* mlrt_model_fork: the model whose weights this one borrows, else NULL */
 };
 
 /* Weights of one dense layer as the loader found them, before packing. */

@@ -152,6 +152,11 @@ mlrt_status mlrt_predict_batch(mlrt_model *model, const float *in, size_t n, flo
  * smallest label), or KMeans' nearest centroid (ties: the lowest index). Regressors have no
  * labels: MLRT_ERR_INVALID_ARGUMENT. */
 mlrt_status mlrt_predict_labels(mlrt_model *model, const float *in, size_t n, uint32_t *labels, mlrt_error *err);
+/* A model that shares `model`'s weights but has scratch of its own, so that it can run
+ * mlrt_predict_batch on another thread at the same time (rows give the same bits in either).
+ * Dense models (mlp, linear and logistic regression, f32 or quantized); others are
+ * MLRT_ERR_UNSUPPORTED. Free it with mlrt_free before the model it came from. */
+mlrt_model *mlrt_model_fork(const mlrt_model *model, mlrt_error *err);
 
 /* Introspection. */
 size_t mlrt_input_size(const mlrt_model *model);

@@ -38,14 +38,14 @@ function compare(a, b) {
 
 test('createRuntime picks the relaxed build where the engine has relaxed SIMD, and steps down on request', async () => {
   assert.equal(relaxedSimdSupported(), true, 'Node 20 runs relaxed SIMD with the flag');
-  assert.deepEqual({ ...relaxed.build }, { simd: true, relaxed: true });
-  assert.deepEqual({ ...simd.build }, { simd: true, relaxed: false });
-  assert.deepEqual({ ...(await createRuntime({ simd: false })).build }, { simd: false, relaxed: false });
+  assert.deepEqual({ ...relaxed.build }, { simd: true, relaxed: true, threads: 1 });
+  assert.deepEqual({ ...simd.build }, { simd: true, relaxed: false, threads: 1 });
+  assert.deepEqual({ ...(await createRuntime({ simd: false })).build }, { simd: false, relaxed: false, threads: 1 });
   // rt.build comes from the module itself when the caller brings the wasm
   const bring = (f) => createRuntime({ wasm: readFileSync(new URL(`wasm/${f}`, root)) });
-  assert.deepEqual({ ...(await bring('mlrt.wasm')).build }, { simd: true, relaxed: false });
-  assert.deepEqual({ ...(await bring('mlrt-relaxed.wasm')).build }, { simd: true, relaxed: true });
-  assert.deepEqual({ ...(await bring('mlrt-scalar.wasm')).build }, { simd: false, relaxed: false });
+  assert.deepEqual({ ...(await bring('mlrt.wasm')).build }, { simd: true, relaxed: false, threads: 1 });
+  assert.deepEqual({ ...(await bring('mlrt-relaxed.wasm')).build }, { simd: true, relaxed: true, threads: 1 });
+  assert.deepEqual({ ...(await bring('mlrt-scalar.wasm')).build }, { simd: false, relaxed: false, threads: 1 });
   await assert.rejects(createRuntime({ simd: false, relaxed: true }), (e) => e instanceof MlrtError && e.code === 'INVALID_ARGUMENT');
 });
 
@@ -56,7 +56,7 @@ test('without relaxed SIMD (Node without the flag), createRuntime picks SIMD128 
     const refused = await createRuntime({ relaxed: true }).then(() => 'loaded', (e) => e.code);
     console.log(JSON.stringify({ supported: relaxedSimdSupported(), build: rt.build, refused }));`;
   const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
-  assert.deepEqual(out, { supported: false, build: { simd: true, relaxed: false }, refused: 'UNSUPPORTED' });
+  assert.deepEqual(out, { supported: false, build: { simd: true, relaxed: false, threads: 1 }, refused: 'UNSUPPORTED' });
 });
 
 test('MNIST MLP: every held-out digit gets the SIMD128 argmax, probabilities within 1e-5, and the float64 reference within 1e-4', () => {

@@ -102,10 +102,29 @@ const encoder = new TextEncoder();
  * `simd: false` steps down. The relaxed build fuses multiply-adds, so its f32 results may differ
  * from the other two builds (which agree bit for bit) in the last bits. `rt.build` says which
  * instruction sets the module was compiled for (also when `wasm` is given).
+ * `threads: n | 'auto'` (default 1) runs predictBatch rows of dense models on n threads: this
+ * thread and n - 1 workers over one shared memory (mlrt-threads.wasm, SIMD128), each row giving
+ * the bits it gives on one thread. Where workers over shared memory are unavailable (no
+ * SharedArrayBuffer, a page that is not cross-origin isolated, edge workers), it runs on one
+ * thread and `rt.build.threadsUnavailable` says why. `rt.dispose()` ends the workers.
  * @param {{ wasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module,
- *           simd?: 'auto' | boolean, relaxed?: 'auto' | boolean }} [options]
+ *           simd?: 'auto' | boolean, relaxed?: 'auto' | boolean, threads?: number | 'auto' }} [options]
  */
 export async function createRuntime(options = {}) {
+  const threads = options.threads ?? 1;
+  if (threads !== 'auto' && !(Number.isSafeInteger(threads) && threads >= 1 && threads <= 64)) {
+    throw new MlrtError('INVALID_ARGUMENT', `createRuntime: threads must be 'auto' or an integer from 1 to 64, got ${JSON.stringify(threads)}`);
+  }
+  if (threads !== 1) {
+    const t = await import('./threads.mjs');
+    const n = threads === 'auto' ? await t.coreCount() : threads;
+    const why = options.simd === false ? 'the threaded build needs SIMD128 (simd: false given)'
+      : !simdSupported() ? 'no WebAssembly SIMD128' : t.threadsUnavailable();
+    if (n > 1 && !why) return threadedRuntime(t, options, n);
+    const rt = await createRuntime({ ...options, threads: 1 });
+    rt.build = Object.freeze({ ...rt.build, threads: 1, ...(why ? { threadsUnavailable: why } : {}) });
+    return rt;
+  }
   const auto = (v) => v === undefined || v === 'auto';
   const simd = auto(options.simd) ? simdSupported() : Boolean(options.simd);
   if (simd && !simdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly SIMD128');
@@ -114,7 +133,18 @@ export async function createRuntime(options = {}) {
   if (relaxed && !relaxedSimdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly relaxed SIMD');
   const module = await compile(options.wasm ?? defaultWasmUrl(simd, relaxed));
   const instance = await WebAssembly.instantiate(module, importsFor(module));
-  return new Runtime(instance.exports, { simd, relaxed });
+  return new Runtime(instance.exports, { simd, relaxed }, instance.exports.memory, null);
+}
+
+async function threadedRuntime(t, options, n) {
+  const module = await compile(options.threadsWasm ?? new URL('./mlrt-threads.wasm', import.meta.url));
+  const memory = new WebAssembly.Memory({ initial: 16, maximum: 32768, shared: true });
+  const instance = await WebAssembly.instantiate(module, t.threadImports(module, memory));
+  instance.exports.__wasm_call_ctors?.();
+  const rt = new Runtime(instance.exports, { simd: true, relaxed: false }, memory, null);
+  rt._pool = await t.Pool.start(module, memory, n - 1, (bytes) => rt._alloc(bytes));
+  rt.build = Object.freeze({ ...rt.build, threads: n });
+  return rt;
 }
 
 class Runtime {
@@ -123,28 +153,32 @@ class Runtime {
   #f32 = new Float32Array(0);
   #models;
 
-  constructor(exports, chosen) {
+  #mem;
+  _pool = null; // threads.mjs Pool, when threads > 1
+
+  constructor(exports, chosen, memory) {
     this.#x = exports;
+    this.#mem = memory;
     exports._initialize?.();
     // What the module was compiled for (bit 0: SIMD128, bit 1: relaxed SIMD), which is the truth when
     // the caller passed its own wasm; a module without that export reports what was asked for.
     const f = exports.mlrt_wasm_build?.();
-    this.build = Object.freeze(f === undefined ? chosen : { simd: (f & 1) !== 0, relaxed: (f & 2) !== 0 });
+    this.build = Object.freeze({ ...(f === undefined ? chosen : { simd: (f & 1) !== 0, relaxed: (f & 2) !== 0 }), threads: 1 });
     // Frees the wasm side of models that were dropped without dispose().
     this.#models = typeof FinalizationRegistry === 'function'
       ? new FinalizationRegistry((handles) => this._release(handles)) : null;
   }
 
   /** Bytes of wasm memory in use by the heap (grows, never shrinks). */
-  get memoryBytes() { return this.#x.memory.buffer.byteLength; }
+  get memoryBytes() { return this.#mem.buffer.byteLength; }
 
   // Views over wasm memory, renewed after the memory grows (growth detaches old views).
   _u8() {
-    if (this.#u8.buffer !== this.#x.memory.buffer) this.#u8 = new Uint8Array(this.#x.memory.buffer);
+    if (this.#u8.buffer !== this.#mem.buffer) this.#u8 = new Uint8Array(this.#mem.buffer);
     return this.#u8;
   }
   _f32() {
-    if (this.#f32.buffer !== this.#x.memory.buffer) this.#f32 = new Float32Array(this.#x.memory.buffer);
+    if (this.#f32.buffer !== this.#mem.buffer) this.#f32 = new Float32Array(this.#mem.buffer);
     return this.#f32;
   }
 
@@ -152,7 +186,8 @@ class Runtime {
     const u8 = this._u8();
     let end = ptr;
     while (u8[end]) end++;
-    return decoder.decode(u8.subarray(ptr, end));
+    // TextDecoder refuses views of shared memory (the threaded build's): decode a copy there
+    return decoder.decode(u8.buffer instanceof ArrayBuffer ? u8.subarray(ptr, end) : u8.slice(ptr, end));
   }
 
   _alloc(bytes) {
@@ -284,7 +319,7 @@ class Runtime {
       (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e, layout)));
     if (!handle) throw this._error();
     const info = deepFreeze(Object.assign(JSON.parse(this._string(x.mlrt_wasm_info(handle))), extra));
-    const handles = { model: handle, io: 0 };
+    const handles = { model: handle, io: 0, in: info.inputSize, out: info.outputSize };
     try {
       handles.io = this._alloc((info.inputSize + info.outputSize) * 4);
     } catch (e) {
@@ -296,7 +331,16 @@ class Runtime {
     return model;
   }
 
+  /** Ends the worker threads (threads > 1); the runtime and its models go on, on this thread. */
+  dispose() {
+    this._pool?.terminate();
+    this._pool = null;
+    this.build = Object.freeze({ ...this.build, threads: 1 });
+  }
+
   _release(handles) {
+    for (const f of handles.forks ?? []) this.#x.mlrt_wasm_dispose(f); // forks go before their model
+    handles.forks = null;
     if (handles.io) this.#x.mlrt_wasm_free(handles.io);
     if (handles.model) this.#x.mlrt_wasm_dispose(handles.model);
     handles.io = handles.model = 0;
@@ -323,7 +367,39 @@ class Runtime {
   }
 
   _predict(handles, inPtr, n, outPtr) {
-    if (this.#x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
+    const x = this.#x, pool = this._pool;
+    if (pool && n >= MIN_ROWS_PER_THREAD * 2 && this._forks(handles)) {
+      // rows split in blocks of whole register tiles; this thread takes the first block
+      const rowBytes = (handles.in ?? 0) * 4, outBytes = (handles.out ?? 0) * 4;
+      const t = Math.min(pool.size + 1, Math.floor(n / MIN_ROWS_PER_THREAD));
+      const per = Math.ceil(n / t / ROW_ALIGN) * ROW_ALIGN;
+      const jobs = [];
+      for (let r = per, k = 0; r < n && k < pool.size; r += per, k++) {
+        jobs.push({ model: handles.forks[k], in: inPtr + r * rowBytes, n: Math.min(per, n - r), out: outPtr + r * outBytes });
+      }
+      let own = 0;
+      const statuses = pool.run(jobs, () => { own = x.mlrt_wasm_predict(handles.model, inPtr, Math.min(per, n), outPtr); });
+      if (own === 0 && statuses.every((st) => st === 0)) return;
+      // a row failed: the whole batch again on this thread, so the error names its row as usual
+    }
+    if (x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
+  }
+
+  // One fork of the model per worker (same weights, own scratch); false for models that do not fork.
+  _forks(handles) {
+    if (handles.forks === undefined) {
+      const forks = [];
+      for (let k = 0; k < this._pool.size; k++) {
+        const f = this.#x.mlrt_wasm_fork(handles.model);
+        if (!f) break;
+        forks.push(f);
+      }
+      if (forks.length < this._pool.size) {
+        for (const f of forks) this.#x.mlrt_wasm_dispose(f);
+        handles.forks = null;
+      } else handles.forks = forks;
+    }
+    return handles.forks !== null && handles.forks.length === this._pool.size;
   }
 
   _predictLabels(handles, inPtr, n, outPtr) {
@@ -331,7 +407,7 @@ class Runtime {
   }
 
   _u32() {
-    return new Uint32Array(this.#x.memory.buffer);
+    return new Uint32Array(this.#mem.buffer);
   }
 }
 
@@ -340,6 +416,11 @@ function asBytes(bytes, what) {
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
 }
+
+// Threads take rows in blocks of whole register tiles (5 rows in the SIMD128 kernels, 6 in the
+// relaxed ones), and only batches with at least this many rows per thread are split.
+const ROW_ALIGN = 30;
+const MIN_ROWS_PER_THREAD = 16;
 
 // mlrt_weight_layout, by index.
 const WEIGHT_LAYOUTS = ['auto', 'out_in', 'in_out'];

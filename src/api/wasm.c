@@ -43,6 +43,10 @@ EXPORT mlrt_model *mlrt_wasm_load(const uint8_t *bytes, size_t len, const char *
 
 EXPORT void mlrt_wasm_dispose(mlrt_model *m) { mlrt_free(m); }
 
+/* A model sharing m's weights with scratch of its own, for another thread (mlrt_model_fork);
+ * 0 with the error set. Freed with mlrt_wasm_dispose, before m. */
+EXPORT mlrt_model *mlrt_wasm_fork(const mlrt_model *m) { return mlrt_model_fork(m, &last_error); }
+
 EXPORT const char *mlrt_wasm_info(const mlrt_model *m) { return mlrt_model_info_json(m); }
 
 /* n rows: in is n x inputs floats, out is n x outputs floats. Returns a status. */

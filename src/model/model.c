@@ -55,6 +55,15 @@ float mlrt_load_scalar(const uint8_t *p, mlrt_dtype dtype) {
 
 void mlrt_free(mlrt_model *m) {
     if (!m) return;
+    if (m->parent) { /* a fork owns its scratch only */
+        free(m->label_scores);
+        free(m->scratch);
+        free(m->xq);
+        free(m->xsum);
+        free(m->xnz);
+        free(m);
+        return;
+    }
     if (m->forest) mlrt_forest_free(m->forest); /* owns m->classes */
     else free(m->classes);
     mlrt_kmeans_free(m->kmeans);
@@ -304,6 +313,32 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
             return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value",
                              k % m->out_size, k / m->out_size);
     return MLRT_OK;
+}
+
+/* Scratch of its own (activations, the quantized layers' row buffers, predict_labels' scores), everything else
+ * borrowed: layers, classes and the description stay the parent's. */
+mlrt_model *mlrt_model_fork(const mlrt_model *m, mlrt_error *err) {
+    if (!m) { mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "fork: model is NULL"); return NULL; }
+    if (m->parent || !m->scratch || m->forest || m->kmeans || m->graph) {
+        mlrt_fail(err, MLRT_ERR_UNSUPPORTED, "fork: only a loaded dense model (%s here) runs on several threads",
+                  mlrt_kind_name(m->kind));
+        return NULL;
+    }
+    mlrt_model *f = malloc(sizeof *f);
+    if (!f) { mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory"); return NULL; }
+    *f = *m;
+    f->parent = m;
+    f->scratch = NULL, f->xq = NULL, f->xsum = NULL, f->xnz = NULL, f->label_scores = NULL;
+    uint32_t max_in_q = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
+    bool ok = (f->scratch = malloc((size_t)m->tile_rows * 2 * m->max_width * sizeof(float))) != NULL;
+    if (ok && m->label_scores) ok = (f->label_scores = malloc((size_t)m->label_rows * m->out_size * sizeof(float))) != NULL;
+    if (ok && max_in_q)
+        ok = (f->xq = malloc(max_in_q * sizeof *f->xq)) && (f->xsum = malloc((max_in_q / 4 + 1) * sizeof *f->xsum)) &&
+             (f->xnz = malloc((max_in_q + 2) * sizeof *f->xnz));
+    if (!ok) { mlrt_free(f); mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory for scratch"); return NULL; }
+    return f;
 }
 
 mlrt_status mlrt_predict(mlrt_model *m, const float *in, float *out, mlrt_error *err) {

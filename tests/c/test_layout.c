@@ -156,3 +156,33 @@ static void test_dense_pack_f32_matches_definition(void) {
                 }
             }
 }
+
+/* mlrt_model_fork: the same bits as the model it came from, row by row and in any batch, for f32
+ * and Q8 weights, while both are used in turn; freed before its parent (ASan checks the ownership);
+ * refused for models that are not dense. */
+static void test_model_fork_predicts_as_its_parent(void) {
+    static const char *const files[] = {"build/models/mnist-mlp.f32.bin", "build/models/mnist-mlp.q8.apr"};
+    for (size_t k = 0; k < 2; k++) {
+        bytes f = read_file_or_empty(files[k]);
+        if (!f.n) continue; /* build/models not made */
+        mlrt_error e = {0};
+        mlrt_model *m = keep_model(mlrt_load_from_bytes(exact(f.p, f.n), f.n, &e));
+        CHECK(m != NULL);
+        if (!m) continue;
+        mlrt_model *fork = mlrt_model_fork(m, &e);
+        CHECK(fork != NULL);
+        if (!fork) continue;
+        size_t in = mlrt_input_size(m), out = mlrt_output_size(m), n = 70;
+        float *x = tmalloc(n * in * sizeof *x), *a = tmalloc(n * out * sizeof *a), *b = tmalloc(n * out * sizeof *b);
+        for (size_t i = 0; i < n * in; i++) x[i] = (float)((i * 7919) % 1000) / 1000.0f;
+        CHECK_INT(mlrt_predict_batch(m, x, n, a, &e), MLRT_OK);
+        CHECK_INT(mlrt_predict_batch(fork, x, 33, b, &e), MLRT_OK);          /* a fork's rows ... */
+        CHECK_INT(mlrt_predict_batch(m, x + 33 * in, n - 33, b + 33 * out, &e), MLRT_OK); /* ... and the parent's */
+        CHECK(memcmp(a, b, n * out * sizeof *a) == 0);
+        CHECK(strcmp(mlrt_model_info_json(fork), mlrt_model_info_json(m)) == 0);
+        CHECK(mlrt_model_fork(fork, &e) == NULL && e.code == MLRT_ERR_UNSUPPORTED);
+        mlrt_free(fork);
+    }
+    mlrt_error e = {0};
+    CHECK(mlrt_model_fork(NULL, &e) == NULL && e.code == MLRT_ERR_INVALID_ARGUMENT);
+}

@@ -1,0 +1,186 @@
+// threads.mjs — mlrt's worker pool: workers that instantiate the threaded build (mlrt-threads.wasm)
+// over the runtime's shared memory, and run predictBatch rows on forks of a model (same weights,
+// their own scratch). Imported by mlrt.mjs only when createRuntime({ threads }) asks for more than one.
+//
+// One job at a time per worker, through a control block of 16 Int32 words per worker in wasm memory:
+//   [SEQ] job number, bumped by the main thread to start a job   [DONE] the last job finished
+//   [MODEL] [IN] [N] [OUT]  the job: a fork handle, rows, pointers  [STATUS] mlrt_wasm_predict's
+// The main thread runs its own share of the rows meanwhile, then waits for every worker's DONE.
+// Workers block in Atomics.wait between jobs; in Node they are unref'd, so an idle pool never keeps
+// the process alive, and terminate() ends them.
+
+const SEQ = 0, DONE = 1, MODEL = 2, IN = 3, N = 4, OUT = 5, STATUS = 6, WORDS = 16;
+const STACK_BYTES = 64 * 1024;
+
+/** The threaded build's imports over `memory`: growth and large copies, which Emscripten's libc asks of JS. */
+export function threadImports(module, memory) {
+  const env = {
+    memory,
+    emscripten_resize_heap: (requested) => {
+      const need = Math.ceil(((requested >>> 0) - memory.buffer.byteLength) / 65536);
+      try {
+        if (need > 0) memory.grow(need);
+        return 1;
+      } catch {
+        return 0;
+      }
+    },
+    emscripten_memcpy_big: (dest, src, num) => {
+      new Uint8Array(memory.buffer).copyWithin(dest >>> 0, src >>> 0, (src >>> 0) + (num >>> 0));
+      return dest;
+    },
+    emscripten_notify_memory_growth: () => {},
+  };
+  for (const { module: mod, name, kind } of WebAssembly.Module.imports(module)) {
+    if (mod !== 'env' || !(name in env)) throw new Error(`mlrt-threads.wasm imports unexpected ${kind} ${mod}.${name}`);
+  }
+  return { env };
+}
+
+// The worker's whole program, an ES module for Node (a data: URL) and browsers (a blob URL) alike.
+const WORKER_SOURCE = `
+const SEQ = ${SEQ}, DONE = ${DONE}, MODEL = ${MODEL}, IN = ${IN}, N = ${N}, OUT = ${OUT}, STATUS = ${STATUS};
+const port = typeof self !== 'undefined' && typeof self.postMessage === 'function'
+  ? { on: (f) => { self.onmessage = (e) => f(e.data); }, post: (m) => self.postMessage(m) }
+  : await import('node:worker_threads').then(({ parentPort: p }) => ({ on: (f) => p.once('message', f), post: (m) => p.postMessage(m) }));
+port.on(({ module, memory, stack, ctrl }) => {
+  const env = {
+    memory,
+    emscripten_resize_heap: (req) => { const n = Math.ceil(((req >>> 0) - memory.buffer.byteLength) / 65536); try { if (n > 0) memory.grow(n); return 1; } catch { return 0; } },
+    emscripten_memcpy_big: (d, s, n) => { new Uint8Array(memory.buffer).copyWithin(d >>> 0, s >>> 0, (s >>> 0) + (n >>> 0)); return d; },
+    emscripten_notify_memory_growth: () => {},
+  };
+  const imports = { env: {} };
+  for (const { name } of WebAssembly.Module.imports(module)) if (name in env) imports.env[name] = env[name];
+  const x = new WebAssembly.Instance(module, imports).exports;
+  x.stackRestore(stack); // this thread's own stack, allocated by the main thread
+  const w = new Int32Array(memory.buffer, ctrl, ${WORDS});
+  port.post('ready');
+  for (let seen = Atomics.load(w, SEQ); ;) {
+    Atomics.wait(w, SEQ, seen);
+    seen = Atomics.load(w, SEQ);
+    Atomics.store(w, STATUS, x.mlrt_wasm_predict(Atomics.load(w, MODEL), Atomics.load(w, IN), Atomics.load(w, N), Atomics.load(w, OUT)));
+    Atomics.store(w, DONE, seen);
+    Atomics.notify(w, DONE);
+  }
+});
+`;
+
+async function spawn() {
+  if (typeof process !== 'undefined' && process.versions?.node) {
+    const NODE_WT = 'node:worker_threads'; // a name bundlers do not follow
+    const { Worker } = await import(/* @vite-ignore */ /* webpackIgnore: true */ NODE_WT);
+    const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER_SOURCE)}`));
+    w.unref();
+    return {
+      post: (m) => w.postMessage(m),
+      once: (f) => w.once('message', f),
+      onError: (f) => w.once('error', f),
+      terminate: () => w.terminate(),
+    };
+  }
+  const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
+  const w = new Worker(url, { type: 'module' });
+  URL.revokeObjectURL(url);
+  return {
+    post: (m) => w.postMessage(m),
+    once: (f) => { w.onmessage = (e) => f(e.data); },
+    onError: (f) => { w.onerror = (e) => f(new Error(e.message)); },
+    terminate: () => w.terminate(),
+  };
+}
+
+/** Why this engine cannot run workers over shared memory, or null when it can. */
+export function threadsUnavailable() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return 'no SharedArrayBuffer';
+  if (globalThis.crossOriginIsolated === false) return 'the page is not cross-origin isolated (COOP/COEP)';
+  const node = typeof process !== 'undefined' && process.versions?.node;
+  if (!node && typeof Worker !== 'function') return 'no Worker';
+  try {
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  } catch {
+    return 'no shared WebAssembly memory';
+  }
+  return null;
+}
+
+/** The number of cores, for threads: 'auto'. */
+export async function coreCount() {
+  if (globalThis.navigator?.hardwareConcurrency) return navigator.hardwareConcurrency;
+  try {
+    const NODE_OS = 'node:os';
+    const os = await import(/* @vite-ignore */ /* webpackIgnore: true */ NODE_OS);
+    return os.availableParallelism?.() ?? os.cpus().length;
+  } catch {
+    return 1;
+  }
+}
+
+export class Pool {
+  #workers = [];
+  #memory;
+  #ctrl;      // byte offset of the control blocks
+  #seq = 0;
+  #canWait;   // Atomics.wait is refused on a browser's main thread: spin there instead
+
+  /** Starts `count` workers; `alloc(bytes)` is the runtime's wasm allocator (for stacks and control). */
+  static async start(module, memory, count, alloc) {
+    const pool = new Pool();
+    pool.#memory = memory;
+    pool.#ctrl = alloc(count * WORDS * 4);
+    new Int32Array(memory.buffer, pool.#ctrl, count * WORDS).fill(0);
+    try {
+      await Promise.all(Array.from({ length: count }, async (_, k) => {
+        const w = await spawn();
+        pool.#workers.push(w);
+        const stack = alloc(STACK_BYTES) + STACK_BYTES;
+        await new Promise((resolve, reject) => {
+          w.once((m) => (m === 'ready' ? resolve() : reject(new Error(`mlrt worker: ${m}`))));
+          w.onError(reject);
+          w.post({ module, memory, stack, ctrl: pool.#ctrl + k * WORDS * 4 });
+        });
+      }));
+    } catch (e) {
+      pool.terminate();
+      throw e;
+    }
+    try {
+      Atomics.wait(new Int32Array(memory.buffer, pool.#ctrl, 1), 0, 1, 0);
+      pool.#canWait = true;
+    } catch {
+      pool.#canWait = false;
+    }
+    return pool;
+  }
+
+  get size() { return this.#workers.length; }
+
+  /**
+   * Runs jobs[k] = { model, in, n, out } on worker k while `own()` runs on this thread; returns
+   * the workers' statuses (0: OK).
+   */
+  run(jobs, own) {
+    const seq = ++this.#seq;
+    const words = new Int32Array(this.#memory.buffer, this.#ctrl, this.#workers.length * WORDS);
+    jobs.forEach((j, k) => {
+      const b = k * WORDS;
+      words[b + MODEL] = j.model; words[b + IN] = j.in; words[b + N] = j.n; words[b + OUT] = j.out;
+      Atomics.store(words, b + SEQ, seq);
+      Atomics.notify(words, b + SEQ);
+    });
+    try {
+      own();
+    } finally {
+      for (let k = 0; k < jobs.length; k++) { // every job ends before the rows' memory is freed
+        const b = k * WORDS;
+        for (let d; (d = Atomics.load(words, b + DONE)) !== seq;) if (this.#canWait) Atomics.wait(words, b + DONE, d, 1000);
+      }
+    }
+    return jobs.map((_, k) => words[k * WORDS + STATUS]);
+  }
+
+  terminate() {
+    for (const w of this.#workers) w.terminate();
+    this.#workers = [];
+  }
+}
