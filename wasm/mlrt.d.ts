@@ -286,7 +286,16 @@ export interface LayerWeights extends LayerInfo {
 export interface Runtime {
   /** The instruction sets the wasm module was compiled for. relaxed: f32 multiply-adds are fused
    * (f32x4.relaxed_madd), so results may differ from the SIMD128 and scalar builds in the last bits. */
-  readonly build: { readonly simd: boolean; readonly relaxed: boolean };
+  readonly build: {
+    readonly simd: boolean;
+    readonly relaxed: boolean;
+    /** Threads predictBatch runs dense models on (this one and the workers); 1 without workers. */
+    readonly threads: number;
+    /** Why `threads` > 1 was asked for but the runtime runs on one thread (e.g. 'no SharedArrayBuffer'). */
+    readonly threadsUnavailable?: string;
+  };
+  /** Ends the worker threads (threads > 1); the runtime and its models go on, on this thread. */
+  dispose(): void;
   /** Bytes of wasm memory (grows, never shrinks). */
   readonly memoryBytes: number;
   inspect(bytes: Uint8Array | ArrayBuffer): Inspection;
@@ -307,6 +316,12 @@ export interface RuntimeOptions {
   /** 'auto' (default) picks the relaxed-SIMD build when the engine has relaxed SIMD (Chromium,
    * workerd; Node 20 with --experimental-wasm-relaxed-simd); false: the SIMD128 build. */
   relaxed?: 'auto' | boolean;
+  /** Threads for predictBatch on dense models: 1 (default), n, or 'auto' (one per core). Needs
+   * SharedArrayBuffer (browsers: a cross-origin-isolated page); otherwise one thread, with
+   * build.threadsUnavailable saying why. Rows give the same bits for any thread count. */
+  threads?: number | 'auto';
+  /** The threaded build (default: mlrt-threads.wasm next to this module). */
+  threadsWasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module;
 }
 
 export function createRuntime(options?: RuntimeOptions): Promise<Runtime>;

@@ -120,6 +120,11 @@ async function loadRuntime() {
   state.rt = got.value;
   state.wasm = { url, file, source: got.source, size: got.bytes.length };
   showBuild(id, best);
+  // One drawing is one row: it runs on this thread. Batches could take every core, which needs the
+  // page cross-origin isolated (web/server.mjs sends COOP and COEP).
+  setText('fact-threads', globalThis.crossOriginIsolated
+    ? `1 per drawing; up to ${navigator.hardwareConcurrency ?? 1} for batches (cross-origin isolated)`
+    : '1 (this page is not cross-origin isolated: no shared memory for workers)');
   const notes = got.notes.length ? ` (${got.notes.join('; ')})` : '';
   setText('fact-wasm', `${file}, ${formatBytes(got.bytes.length)}, from ${got.source}${notes}`);
 }

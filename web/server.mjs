@@ -19,6 +19,8 @@ import { fileURLToPath } from 'node:url';
 
 const WEB_DIR = dirname(fileURLToPath(import.meta.url));
 
+const ISOLATION = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
+
 export const MIME_TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
@@ -100,6 +102,9 @@ export function createDemoServer(options = {}) {
   };
 
   const server = createServer(async (req, res) => {
+    // Cross-origin isolation (COOP + COEP) on every answer: the page may then share wasm memory
+    // with workers (SharedArrayBuffer), which createRuntime({ threads }) needs.
+    for (const [k, v] of Object.entries(ISOLATION)) res.setHeader(k, v);
     const send = (status, body, headers = {}) => {
       res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache', ...headers });
       res.end(req.method === 'HEAD' ? undefined : body);

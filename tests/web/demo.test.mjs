@@ -186,6 +186,25 @@ test('web demo in Chromium', { timeout: 180_000 }, async (t) => {
     assert.equal(await drawDigit(page, digit(1)), mnist.labels[1]);
   });
 
+  await t.test('the page is cross-origin isolated, and predictBatch on 2 threads gives the bits of 1 thread', async () => {
+    assert.match(await text(page, '#fact-threads'), /^1 per drawing; up to \d+ for batches \(cross-origin isolated\)$/);
+    const got = await page.evaluate(async (model) => {
+      const { createRuntime } = await import('/wasm/mlrt.mjs');
+      const bytes = new Uint8Array(await (await fetch(model)).arrayBuffer());
+      const one = await createRuntime({ relaxed: false }), two = await createRuntime({ threads: 2 });
+      const n = 300, x = new Float32Array(n * 784);
+      for (let i = 0; i < x.length; i++) x[i] = ((i * 7919) % 1000) / 1000;
+      const a = one.loadFromBytes(bytes).predictBatch(x, n), b = two.loadFromBytes(bytes).predictBatch(x, n);
+      const ua = new Uint32Array(a.buffer), ub = new Uint32Array(b.buffer);
+      let differ = 0;
+      for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) differ++;
+      const threads = two.build.threads;
+      two.dispose();
+      return { isolated: crossOriginIsolated, threads, after: two.build.threads, outputs: a.length, differ };
+    }, MODEL_PATH);
+    assert.deepEqual(got, { isolated: true, threads: 2, after: 1, outputs: 3000, differ: 0 });
+  });
+
   await t.test('?build=simd runs the SIMD128 build, which reads a digit as the default build does', async () => {
     const simd = await context.newPage();
     simd.on('pageerror', (e) => consoleErrors.push(`pageerror (simd page): ${e.message}`));
