@@ -83,7 +83,7 @@ async function main() {
 async function measure(rt, modelBytes, makeInputs, DIMS) {
   const I = DIMS.input, O = DIMS.output;
   const h = await rt.setup(modelBytes);
-  const res = { info: h.info ?? null };
+  const res = { info: h.info ?? null, build: h.build ?? null };
 
   // Correctness: the check inputs through predictBatch and through predict, one by one.
   const nCheck = opts.checkInputs;

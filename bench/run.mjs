@@ -57,6 +57,9 @@ const TARGETS = {
   coldVsOrt: 0.05, // cold start ÷ ORT 1 thread, ≤
   coldVsTfjs: 0.3, // cold start ÷ tfjs, ≤
   relaxedVsSimd: 1.3, // mlrt relaxed ÷ mlrt SIMD128, batch-1000 samples/s, ≥
+  threadsVsOne: 1.8, // mlrt threads=auto ÷ mlrt 1 thread, batch-1000 samples/s, ≥
+  threadsVsOrt2: 1.5, // mlrt threads=auto ÷ ORT-web 2 threads, batch-1000 samples/s, ≥
+  threadsRssMB: 5, // mlrt threads=auto peak RSS − mlrt 1 thread peak RSS, MB, ≤
   wasmBytes: 128 * 1024, // wasm/mlrt.wasm, ≤ (128 KiB: the budget once trees, forests and k-means joined)
   rssOverBareMB: 10, // peak RSS − bare Node, ≤ (MiB)
 };
@@ -418,7 +421,21 @@ function render(res, runtimes) {
         a && b ? a / b >= TARGETS.relaxedVsSimd : null, a && b ? undefined : 'a measurement is missing');
     }
   }
-  for (const name of ['mlrt.wasm', 'mlrt-relaxed.wasm', 'mlrt-scalar.wasm']) {
+  {
+    const H = res.runtimes['mlrt-threads'], hm = H && m(H), O2 = res.runtimes['ort-2t'], o2 = O2 && m(O2);
+    if (H && !H.unavailable) {
+      const t = hm?.throughput[1000].samplesPerSec;
+      const thr = `${hm?.build?.threads ?? '?'} threads`;
+      const r = (name, b, target, bname) => add(`${name} (${thr})`, t && b ? fmt(t / b, 3) : null, `≥ ${target}`,
+        t && b ? t / b >= target : null, t && b ? undefined : `${bname} measurement missing`);
+      r('threads=auto batch-1000 ÷ mlrt 1 thread', mm?.throughput[1000].samplesPerSec, TARGETS.threadsVsOne, 'mlrt SIMD');
+      r('threads=auto batch-1000 ÷ ORT 2 threads', o2?.throughput[1000].samplesPerSec, TARGETS.threadsVsOrt2, 'ORT 2 threads');
+      const d = H.rss && M?.rss ? (H.rss.maxRssKB - M.rss.maxRssKB) / 1024 : null;
+      add('threads=auto peak RSS − 1 thread peak RSS', d == null ? null : `${fmt(d, 1)} MB`, `≤ ${TARGETS.threadsRssMB} MB`,
+        d == null ? null : d <= TARGETS.threadsRssMB, d == null ? 'RSS measurement missing' : undefined);
+    }
+  }
+  for (const name of ['mlrt.wasm', 'mlrt-relaxed.wasm', 'mlrt-threads.wasm', 'mlrt-scalar.wasm']) {
     const f = path.join(REPO, 'wasm', name);
     if (existsSync(f)) {
       const b = statSync(f).size;

@@ -417,10 +417,10 @@ function asBytes(bytes, what) {
   throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
 }
 
-// Threads take rows in blocks of whole register tiles (5 rows in the SIMD128 kernels, 6 in the
-// relaxed ones), and only batches with at least this many rows per thread are split.
-const ROW_ALIGN = 30;
-const MIN_ROWS_PER_THREAD = 16;
+// Threads take rows in blocks of whole register tiles (5 rows in the SIMD128 kernels, which the
+// threaded build runs), and only batches with at least this many rows per thread are split.
+const ROW_ALIGN = 5;
+const MIN_ROWS_PER_THREAD = 8;
 
 // mlrt_weight_layout, by index.
 const WEIGHT_LAYOUTS = ['auto', 'out_in', 'in_out'];

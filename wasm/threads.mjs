@@ -10,6 +10,9 @@
 // the process alive, and terminate() ends them.
 
 const SEQ = 0, DONE = 1, MODEL = 2, IN = 3, N = 4, OUT = 5, STATUS = 6, WORDS = 16;
+// Loads of a control word before a thread sleeps in Atomics.wait (roughly 0.1-0.3 ms): a sleeping
+// thread takes far longer than that to wake on some machines (this 2-core VM among them).
+const SPIN = 200000;
 const STACK_BYTES = 64 * 1024;
 
 /** The threaded build's imports over `memory`: growth and large copies, which Emscripten's libc asks of JS. */
@@ -57,6 +60,8 @@ port.on(({ module, memory, stack, ctrl }) => {
   const w = new Int32Array(memory.buffer, ctrl, ${WORDS});
   port.post('ready');
   for (let seen = Atomics.load(w, SEQ); ;) {
+    // spin a little before sleeping: back-to-back batches then skip the futex wake-up
+    for (let k = 0; k < ${SPIN} && Atomics.load(w, SEQ) === seen; k++);
     Atomics.wait(w, SEQ, seen);
     seen = Atomics.load(w, SEQ);
     Atomics.store(w, STATUS, x.mlrt_wasm_predict(Atomics.load(w, MODEL), Atomics.load(w, IN), Atomics.load(w, N), Atomics.load(w, OUT)));
@@ -173,6 +178,7 @@ export class Pool {
     } finally {
       for (let k = 0; k < jobs.length; k++) { // every job ends before the rows' memory is freed
         const b = k * WORDS;
+        for (let k = 0; k < SPIN && Atomics.load(words, b + DONE) !== seq; k++);
         for (let d; (d = Atomics.load(words, b + DONE)) !== seq;) if (this.#canWait) Atomics.wait(words, b + DONE, d, 1000);
       }
     }

@@ -11,6 +11,7 @@ const BUILDS = {
   relaxed: { file: 'mlrt-relaxed.wasm', label: 'mlrt relaxed', options: { simd: true, relaxed: true }, execArgv: ['--experimental-wasm-relaxed-simd'] },
   simd: { file: 'mlrt.wasm', label: 'mlrt SIMD', options: { simd: true, relaxed: false } },
   scalar: { file: 'mlrt-scalar.wasm', label: 'mlrt scalar', options: { simd: false } },
+  threads: { file: 'mlrt-threads.wasm', label: 'mlrt threads=auto', options: { threads: 'auto' } },
 };
 
 function variant(build) {
@@ -37,9 +38,10 @@ function variant(build) {
       return {
         info: model.info,
         loadMs, // the model load alone (the file's bytes -> a runnable model)
+        build: rt.build,
         predict: (x) => model.predict(x),
         predictBatch: (x, n) => model.predictBatch(x, n),
-        dispose: () => model.dispose(),
+        dispose: () => { model.dispose(); rt.dispose(); },
       };
     },
   };
@@ -48,3 +50,4 @@ function variant(build) {
 export const mlrtRelaxed = variant('relaxed');
 export const mlrtSimd = variant('simd');
 export const mlrtScalar = variant('scalar');
+export const mlrtThreads = variant('threads');
