@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // build.mjs — writes the deployable worker to edge/dist/ (what wrangler.toml uploads, unbundled):
 //   worker.mjs, mlrt.mjs (wasm/mlrt.mjs, unchanged), plain-js-model.mjs,
-//   mlrt.wasm, mlrt-scalar.wasm (CompiledWasm), model.bin (Data: the embedded model).
+//   mlrt-relaxed.wasm, mlrt.wasm, mlrt-scalar.wasm (CompiledWasm), model.bin (Data: the embedded model).
 //
 //   node edge/build.mjs [--model FILE | --no-embed] [--out DIR]
 //

@@ -25,13 +25,14 @@ export function bundleModules({ model = DEFAULT_MODEL } = {}) {
     { name: 'worker.mjs', type: 'ESModule', path: here('./worker.mjs') },
     { name: 'mlrt.mjs', type: 'ESModule', path: here('../wasm/mlrt.mjs') },
     { name: 'plain-js-model.mjs', type: 'ESModule', path: here('./plain-js-model.mjs') },
+    { name: 'mlrt-relaxed.wasm', type: 'CompiledWasm', path: here('../wasm/mlrt-relaxed.wasm') },
     { name: 'mlrt.wasm', type: 'CompiledWasm', path: here('../wasm/mlrt.wasm') },
     { name: 'mlrt-scalar.wasm', type: 'CompiledWasm', path: here('../wasm/mlrt-scalar.wasm') },
     { name: 'model.bin', type: 'Data', path: model },
   ];
   for (const m of modules) {
     if (m.path !== null && !existsSync(m.path)) {
-      const hint = m.name.endsWith('.wasm') ? ' (run `make wasm/mlrt.wasm wasm/mlrt-scalar.wasm`)'
+      const hint = m.name.endsWith('.wasm') ? ' (run `make wasm/mlrt-relaxed.wasm wasm/mlrt.wasm wasm/mlrt-scalar.wasm`)'
         : m.name === 'model.bin' ? ' (run `make` to train the models, or pass another model)' : '';
       throw new Error(`edge bundle: ${m.name} is missing: ${m.path}${hint}`);
     }

@@ -134,7 +134,7 @@ async function startWorkerd(opts, modules, bindings) {
 /**
  * Starts the worker under workerd on 127.0.0.1.
  * @param {{ backend?: 'miniflare' | 'workerd', port?: number, model?: string | null, modelUrl?: string,
- *           engine?: 'mlrt' | 'plain-js', build?: 'auto' | 'simd' | 'scalar', maxBodyBytes?: number, verbose?: boolean }} [opts]
+ *           engine?: 'mlrt' | 'plain-js', build?: 'auto' | 'relaxed' | 'simd' | 'scalar', maxBodyBytes?: number, verbose?: boolean }} [opts]
  * @returns {Promise<{ url: URL, backend: string, startedMs: number, stop(): Promise<void> }>}
  */
 export async function startEdge(opts = {}) {

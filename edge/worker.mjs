@@ -14,12 +14,13 @@
 // Bindings (all optional; text vars in wrangler.toml [vars] or miniflare bindings):
 //   MODEL_URL       fetch the model from here (once per isolate) instead of the embedded model.bin
 //   MODEL_ENGINE    "mlrt" (default) | "plain-js" (edge/plain-js-model.mjs, for comparison)
-//   MLRT_BUILD      "auto" (default: feature detection) | "simd" | "scalar"
+//   MLRT_BUILD      "auto" (default: feature detection: relaxed SIMD, else SIMD128, else scalar) | "relaxed" | "simd" | "scalar"
 //   MAX_BODY_BYTES  request body limit, default 1048576 (1 MiB)
 // (The main module exports only the handler: workerd treats every named export as an entrypoint.)
 // Every error is JSON { error: { code, message } }; the statuses are listed in edge/README.md.
 
-import { createRuntime, simdSupported } from './mlrt.mjs';
+import { createRuntime, relaxedSimdSupported, simdSupported } from './mlrt.mjs';
+import relaxedWasm from './mlrt-relaxed.wasm';
 import simdWasm from './mlrt.wasm';
 import scalarWasm from './mlrt-scalar.wasm';
 import embeddedModel from './model.bin';
@@ -64,7 +65,7 @@ function config(env = {}) {
   const build = String(env.MLRT_BUILD ?? 'auto').trim() || 'auto';
   const maxBody = env.MAX_BODY_BYTES === undefined || env.MAX_BODY_BYTES === '' ? DEFAULT_MAX_BODY_BYTES : Number(env.MAX_BODY_BYTES);
   if (!['mlrt', 'plain-js'].includes(engine)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_ENGINE must be "mlrt" or "plain-js", got "${engine}"`);
-  if (!['auto', 'simd', 'scalar'].includes(build)) throw new HttpError(503, 'MISCONFIGURED', `MLRT_BUILD must be "auto", "simd" or "scalar", got "${build}"`);
+  if (!['auto', 'relaxed', 'simd', 'scalar'].includes(build)) throw new HttpError(503, 'MISCONFIGURED', `MLRT_BUILD must be "auto", "relaxed", "simd" or "scalar", got "${build}"`);
   if (!Number.isSafeInteger(maxBody) || maxBody < 1) throw new HttpError(503, 'MISCONFIGURED', `MAX_BODY_BYTES must be a positive integer, got "${env.MAX_BODY_BYTES}"`);
   if (modelUrl) {
     let u;
@@ -128,9 +129,10 @@ async function loadModel(cfg) {
     if (cfg.engine === 'plain-js') {
       model = loadPlainModel(bytes);
     } else {
-      const useSimd = cfg.build === 'auto' ? simd : cfg.build === 'simd';
-      const rt = await createRuntime({ wasm: useSimd ? simdWasm : scalarWasm, simd: useSimd });
-      build = rt.build.simd ? 'simd' : 'scalar';
+      const pick = cfg.build !== 'auto' ? cfg.build : relaxedSimdSupported() ? 'relaxed' : simd ? 'simd' : 'scalar';
+      const wasm = { relaxed: relaxedWasm, simd: simdWasm, scalar: scalarWasm }[pick];
+      const rt = await createRuntime({ wasm, simd: pick !== 'scalar', relaxed: pick === 'relaxed' });
+      build = rt.build.relaxed ? 'relaxed' : rt.build.simd ? 'simd' : 'scalar';
       model = rt.loadFromBytes(bytes);
     }
   } catch (e) {
