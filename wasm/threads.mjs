@@ -15,7 +15,10 @@ const SEQ = 0, DONE = 1, MODEL = 2, IN = 3, N = 4, OUT = 5, STATUS = 6, WORDS = 
 const SPIN = 200000;
 const STACK_BYTES = 64 * 1024;
 
-/** The threaded build's imports over `memory`: growth and large copies, which Emscripten's libc asks of JS. */
+/**
+ * The threaded build's imports over `memory`: growth and large copies, which Emscripten's libc asks
+ * of JS. Self-contained: the worker program below embeds its source, so both sides share it.
+ */
 export function threadImports(module, memory) {
   const env = {
     memory,
@@ -46,16 +49,9 @@ const SEQ = ${SEQ}, DONE = ${DONE}, MODEL = ${MODEL}, IN = ${IN}, N = ${N}, OUT 
 const port = typeof self !== 'undefined' && typeof self.postMessage === 'function'
   ? { on: (f) => { self.onmessage = (e) => f(e.data); }, post: (m) => self.postMessage(m) }
   : await import('node:worker_threads').then(({ parentPort: p }) => ({ on: (f) => p.once('message', f), post: (m) => p.postMessage(m) }));
+const threadImports = ${threadImports.toString()};
 port.on(({ module, memory, stack, ctrl }) => {
-  const env = {
-    memory,
-    emscripten_resize_heap: (req) => { const n = Math.ceil(((req >>> 0) - memory.buffer.byteLength) / 65536); try { if (n > 0) memory.grow(n); return 1; } catch { return 0; } },
-    emscripten_memcpy_big: (d, s, n) => { new Uint8Array(memory.buffer).copyWithin(d >>> 0, s >>> 0, (s >>> 0) + (n >>> 0)); return d; },
-    emscripten_notify_memory_growth: () => {},
-  };
-  const imports = { env: {} };
-  for (const { name } of WebAssembly.Module.imports(module)) if (name in env) imports.env[name] = env[name];
-  const x = new WebAssembly.Instance(module, imports).exports;
+  const x = new WebAssembly.Instance(module, threadImports(module, memory)).exports;
   x.stackRestore(stack); // this thread's own stack, allocated by the main thread
   const w = new Int32Array(memory.buffer, ctrl, ${WORDS});
   port.post('ready');

@@ -204,6 +204,19 @@ MLRT_SMALL static char *describe(const mlrt_model *m, const mlrt_tensorset *ts) 
     return b.data;
 }
 
+/* What predicting writes to, sized from the layers and m->tile_rows: the activations' ping-pong
+ * tiles, the quantized layers' row buffers, and predict_labels' scores. Each model and each fork
+ * has its own. False when out of memory (what was allocated stays for mlrt_free). */
+static bool alloc_run_scratch(mlrt_model *m) {
+    uint32_t max_in_q = 0;
+    for (uint32_t i = 0; i < m->n_layers; i++)
+        if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
+    if (max_in_q && (!(m->xq = malloc(max_in_q * sizeof *m->xq)) || !(m->xsum = malloc((max_in_q / 4 + 1) * sizeof *m->xsum)) ||
+                     !(m->xnz = malloc((max_in_q + 2) * sizeof *m->xnz))))
+        return false;
+    return (m->scratch = malloc((size_t)m->tile_rows * 2 * m->max_width * sizeof(float))) && !mlrt_model_label_scratch(m);
+}
+
 MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt_dtype dtype,
                              const mlrt_dense_src *src, uint32_t n_layers,
                              const mlrt_tensorset *ts, mlrt_error *err) {
@@ -231,26 +244,10 @@ MLRT_SMALL mlrt_model *mlrt_model_build(mlrt_format format, mlrt_kind kind, mlrt
         if (mlrt_dense_pack(&src[i], mlrt_format_name(format), &m->layers[i], err)) { mlrt_free(m); return NULL; }
         if (m->layers[i].out_padded > m->max_width) m->max_width = m->layers[i].out_padded;
     }
-    uint32_t max_in_q = 0;
-    for (uint32_t i = 0; i < n_layers; i++)
-        if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
-    if (max_in_q && (!(m->xq = malloc(max_in_q * sizeof *m->xq)) || !(m->xsum = malloc((max_in_q / 4 + 1) * sizeof *m->xsum)) ||
-                     !(m->xnz = malloc((max_in_q + 2) * sizeof *m->xnz)))) {
-        mlrt_free(m);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
-        return NULL;
-    }
-    if (mlrt_model_dense_task(m) || mlrt_model_label_scratch(m)) {
-        mlrt_free(m);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
-        return NULL;
-    }
     size_t row_bytes = 2 * (size_t)m->max_width * sizeof(float);
     m->tile_rows = MLRT_SCRATCH_BYTES / row_bytes < MLRT_TILE_ROWS ? (uint32_t)(MLRT_SCRATCH_BYTES / row_bytes) : MLRT_TILE_ROWS;
     if (m->tile_rows == 0) m->tile_rows = 1;
-    m->scratch = malloc(m->tile_rows * row_bytes);
-    m->info_json = describe(m, ts);
-    if (!m->scratch || !m->info_json) {
+    if (mlrt_model_dense_task(m) || !alloc_run_scratch(m) || !(m->info_json = describe(m, ts))) {
         mlrt_free(m);
         mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
@@ -329,15 +326,7 @@ mlrt_model *mlrt_model_fork(const mlrt_model *m, mlrt_error *err) {
     *f = *m;
     f->parent = m;
     f->scratch = NULL, f->xq = NULL, f->xsum = NULL, f->xnz = NULL, f->label_scores = NULL;
-    uint32_t max_in_q = 0;
-    for (uint32_t i = 0; i < m->n_layers; i++)
-        if (m->layers[i].wq && m->layers[i].in_q > max_in_q) max_in_q = m->layers[i].in_q;
-    bool ok = (f->scratch = malloc((size_t)m->tile_rows * 2 * m->max_width * sizeof(float))) != NULL;
-    if (ok && m->label_scores) ok = (f->label_scores = malloc((size_t)m->label_rows * m->out_size * sizeof(float))) != NULL;
-    if (ok && max_in_q)
-        ok = (f->xq = malloc(max_in_q * sizeof *f->xq)) && (f->xsum = malloc((max_in_q / 4 + 1) * sizeof *f->xsum)) &&
-             (f->xnz = malloc((max_in_q + 2) * sizeof *f->xnz));
-    if (!ok) { mlrt_free(f); mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory for scratch"); return NULL; }
+    if (!alloc_run_scratch(f)) { mlrt_free(f); mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory for scratch"); return NULL; }
     return f;
 }
 
