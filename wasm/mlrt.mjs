@@ -128,12 +128,12 @@ export async function createRuntime(options = {}) {
   const auto = (v) => v === undefined || v === 'auto';
   const simd = auto(options.simd) ? simdSupported() : Boolean(options.simd);
   if (simd && !simdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly SIMD128');
-  if (options.relaxed === true && !simd) throw new MlrtError('INVALID_ARGUMENT', 'createRuntime: relaxed: true needs SIMD, but simd: false was given');
+  if (options.relaxed === true && options.simd === false) throw new MlrtError('INVALID_ARGUMENT', 'createRuntime: relaxed: true needs SIMD, but simd: false was given');
+  if (options.relaxed === true && !relaxedSimdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly relaxed SIMD');
   const relaxed = simd && (auto(options.relaxed) ? relaxedSimdSupported() : Boolean(options.relaxed));
-  if (relaxed && !relaxedSimdSupported()) throw new MlrtError('UNSUPPORTED', 'createRuntime: this engine has no WebAssembly relaxed SIMD');
   const module = await compile(options.wasm ?? defaultWasmUrl(simd, relaxed));
   const instance = await WebAssembly.instantiate(module, importsFor(module));
-  return new Runtime(instance.exports, { simd, relaxed }, instance.exports.memory, null);
+  return new Runtime(instance.exports, { simd, relaxed }, instance.exports.memory);
 }
 
 async function threadedRuntime(t, options, n) {
@@ -141,7 +141,7 @@ async function threadedRuntime(t, options, n) {
   const memory = new WebAssembly.Memory({ initial: 16, maximum: 32768, shared: true });
   const instance = await WebAssembly.instantiate(module, t.threadImports(module, memory));
   instance.exports.__wasm_call_ctors?.();
-  const rt = new Runtime(instance.exports, { simd: true, relaxed: false }, memory, null);
+  const rt = new Runtime(instance.exports, { simd: true, relaxed: false }, memory);
   rt._pool = await t.Pool.start(module, memory, n - 1, (bytes) => rt._alloc(bytes));
   rt.build = Object.freeze({ ...rt.build, threads: n });
   return rt;
@@ -370,7 +370,7 @@ class Runtime {
     const x = this.#x, pool = this._pool;
     if (pool && n >= MIN_ROWS_PER_THREAD * 2 && this._forks(handles)) {
       // rows split in blocks of whole register tiles; this thread takes the first block
-      const rowBytes = (handles.in ?? 0) * 4, outBytes = (handles.out ?? 0) * 4;
+      const rowBytes = handles.in * 4, outBytes = handles.out * 4;
       const t = Math.min(pool.size + 1, Math.floor(n / MIN_ROWS_PER_THREAD));
       const per = Math.ceil(n / t / ROW_ALIGN) * ROW_ALIGN;
       const jobs = [];
