@@ -69,6 +69,17 @@ test('a non-finite row in a worker\'s share is refused as on one thread, naming 
   assert.deepEqual(error(four), want);
 });
 
+test('a batch at once after the workers start, again and again, never hangs', { timeout: 120_000 }, async () => {
+  // the first job can reach a worker before its loop starts: it must still be seen (this hung once)
+  const bytes = file('build/models/mnist-mlp.f32.bin'), x = digits.images.subarray(0, 64 * 784);
+  const want = one.loadFromBytes(bytes).predictBatch(x, 64);
+  for (let k = 0; k < 25; k++) {
+    const rt = await createRuntime({ threads: 2 });
+    sameBits(rt.loadFromBytes(bytes).predictBatch(x, 64), want, `round ${k}`);
+    rt.dispose();
+  }
+});
+
 test('dispose() ends the workers; the runtime and its models go on, on one thread', async () => {
   const rt = await createRuntime({ threads: 2 });
   const m = rt.loadFromBytes(file('build/models/mnist-mlp.f32.bin'));

@@ -54,8 +54,9 @@ port.on(({ module, memory, stack, ctrl }) => {
   const x = new WebAssembly.Instance(module, threadImports(module, memory)).exports;
   x.stackRestore(stack); // this thread's own stack, allocated by the main thread
   const w = new Int32Array(memory.buffer, ctrl, ${WORDS});
+  let seen = Atomics.load(w, SEQ); // read before 'ready': the first job may follow it at once
   port.post('ready');
-  for (let seen = Atomics.load(w, SEQ); ;) {
+  for (;;) {
     // spin a little before sleeping: back-to-back batches then skip the futex wake-up
     for (let k = 0; k < ${SPIN} && Atomics.load(w, SEQ) === seen; k++);
     Atomics.wait(w, SEQ, seen);
