@@ -61,7 +61,13 @@ port.on(({ module, memory, stack, ctrl }) => {
     for (let k = 0; k < ${SPIN} && Atomics.load(w, SEQ) === seen; k++);
     Atomics.wait(w, SEQ, seen);
     seen = Atomics.load(w, SEQ);
-    Atomics.store(w, STATUS, x.mlrt_wasm_predict(Atomics.load(w, MODEL), Atomics.load(w, IN), Atomics.load(w, N), Atomics.load(w, OUT)));
+    let status;
+    try {
+      status = x.mlrt_wasm_predict(Atomics.load(w, MODEL), Atomics.load(w, IN), Atomics.load(w, N), Atomics.load(w, OUT));
+    } catch {
+      status = -1; // a trap: the job still ends (the main thread is waiting), and it reruns the rows itself
+    }
+    Atomics.store(w, STATUS, status);
     Atomics.store(w, DONE, seen);
     Atomics.notify(w, DONE);
   }
