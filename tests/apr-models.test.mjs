@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { decisionTreePayload, kmeansPayload, randomForestPayload, writeAprV1 } from '../tools/apr/writer.mjs';
-import { root } from './helpers.mjs';
+import { firstBitDiff, root } from './helpers.mjs';
 
 const dir = new URL('build/apr-models/', root);
 if (!existsSync(new URL('manifest.json', dir))) {
@@ -26,13 +26,6 @@ const bytes = (name) => new Uint8Array(readFileSync(new URL(name, dir)));
 const rt = await createRuntime({ simd: true });
 const scalar = await createRuntime({ simd: false });
 
-/** The first index where two Float32Arrays differ in bits, or -1. */
-function firstBitDiff(a, b) {
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  if (a.length !== b.length) return 0;
-  for (let i = 0; i < a.length; i++) if (ua[i] !== ub[i]) return i;
-  return -1;
-}
 
 function assertBits(got, want, what) {
   const i = firstBitDiff(got, want);

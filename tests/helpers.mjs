@@ -323,3 +323,11 @@ export function goldenV2() {
   return f;
 }
 export const GOLDEN_WEIGHTS = [1, 2, 0.5, -0.5, 4, -2, 0.25, 8];
+
+/** The first index where two Float32Arrays differ in bits (0 when their lengths differ), or -1. */
+export function firstBitDiff(a, b) {
+  if (a.length !== b.length) return 0;
+  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < a.length; i++) if (ua[i] !== ub[i]) return i;
+  return -1;
+}

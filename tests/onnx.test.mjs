@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { PB, tensor, i64, valueInfo, node, model, readTensor, withInitializers, graphIO, fields } from './onnx/onnx-build.mjs';
-import { root } from './helpers.mjs';
+import { firstBitDiff, root } from './helpers.mjs';
 
 const zooDir = new URL('tests/onnx/zoo/', root);
 const manifest = JSON.parse(readFileSync(new URL('manifest.json', zooDir), 'utf8'));
@@ -21,13 +21,6 @@ const bytes = (u) => new Uint8Array(readFileSync(u));
 const f32 = (u) => { const b = readFileSync(u); return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); };
 const rt = await createRuntime({ simd: true });
 const scalar = await createRuntime({ simd: false });
-
-function firstBitDiff(a, b) {
-  if (a.length !== b.length) return 0;
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < a.length; i++) if (ua[i] !== ub[i]) return i;
-  return -1;
-}
 
 /** Max |got - want| and whether every element is within atol + rtol * |want|. */
 function close(got, want, atol, rtol) {

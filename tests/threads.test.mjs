@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { loadSplit } from '../tools/mnist-split.mjs';
-import { root } from './helpers.mjs';
+import { firstBitDiff, root } from './helpers.mjs';
 
 const digits = loadSplit('test');
 const file = (p) => readFileSync(new URL(p, root));
@@ -18,8 +18,8 @@ const four = await createRuntime({ threads: 4 }); // more threads than cores: st
 
 function sameBits(a, b, what) {
   assert.equal(a.length, b.length, `${what}: length`);
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < a.length; i++) if (ua[i] !== ub[i]) assert.fail(`${what}: output ${i} differs: ${a[i]} vs ${b[i]}`);
+  const i = firstBitDiff(a, b);
+  assert.equal(i, -1, `${what}: output ${i} differs: ${a[i]} vs ${b[i]}`);
 }
 
 test('the runtime reports its threads', async () => {
