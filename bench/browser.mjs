@@ -24,7 +24,7 @@ const IDS = ['mlrt-simd', 'mlrt-relaxed', 'mlrt-threads', 'ort-1t', 'ort-2t', 't
 const LABELS = { 'mlrt-simd': 'mlrt SIMD', 'mlrt-relaxed': 'mlrt relaxed', 'mlrt-threads': 'mlrt threads=auto',
   'ort-1t': 'ORT-web 1 thread', 'ort-2t': 'ORT-web 2 threads', 'tfjs-wasm': 'tfjs wasm' };
 const TYPES = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm' };
-const ALLOWED = ['/wasm/', '/bench/browser/', '/build/bench/', '/node_modules/onnxruntime-web/dist/',
+const ALLOWED = ['/wasm/', '/bench/browser/', '/bench/weights.mjs', '/build/bench/', '/node_modules/onnxruntime-web/dist/',
   '/node_modules/@tensorflow/tfjs-core/dist/', '/node_modules/@tensorflow/tfjs-backend-wasm/dist/'];
 
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };

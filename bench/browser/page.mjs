@@ -1,17 +1,10 @@
 // The browser half of bench/browser.mjs: one runtime per fresh page, measured as bench/child.mjs
 // measures in Node (cold start from the runtime's import to the first result, single-sample latency
 // over distinct inputs, batch throughput in timed rounds). The page is cross-origin isolated.
+import { fromBin, makeInputs, DIMS } from '/bench/weights.mjs';
+
 const now = () => performance.now();
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
-
-function fromBin(u8) {
-  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
-  const I = dv.getInt32(0, true), H = dv.getInt32(4, true), O = dv.getInt32(8, true);
-  const all = new Float32Array(u8.slice(12).buffer);
-  let p = 0;
-  const take = (len) => all.subarray(p, (p += len));
-  return { I, H, O, W1: take(I * H), b1: take(H), W2: take(H * O), b2: take(O) };
-}
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
@@ -63,19 +56,19 @@ async function ort(f, threads) {
   const s = await o.InferenceSession.create(f.onnx,
     { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
   const [inName] = s.inputNames, [outName] = s.outputNames;
-  const run = async (x, n) => (await s.run({ [inName]: new o.Tensor('float32', x, [n, 784]) }))[outName].data;
+  const run = async (x, n) => (await s.run({ [inName]: new o.Tensor('float32', x, [n, DIMS.input]) }))[outName].data;
   return { predict: (x) => run(x, 1), predictBatch: run, build: `threads=${threads}` };
 }
 
 globalThis.benchRun = async (id, { files, latency, throughput, batch }) => {
-  const x1 = new Float32Array(784).map((_, i) => ((i * 7919) % 1000) / 1000);
+  const I = DIMS.input, pool = makeInputs(64), x1 = pool.subarray(0, I); // bench/child.mjs's inputs
   // the model's bytes are in memory before the clock starts, as in the Node bench
   const bytes = { bin: new Uint8Array(await (await fetch(files.bin)).arrayBuffer()), onnx: new Uint8Array(await (await fetch(files.onnx)).arrayBuffer()) };
   const t0 = now();
   const h = await RUNTIMES[id](bytes);
   await h.predict(x1);
   const coldMs = now() - t0;
-  const xs = Array.from({ length: 64 }, (_, s) => new Float32Array(784).map((_, i) => (((i + s * 31) * 7919) % 1000) / 1000));
+  const xs = Array.from({ length: 64 }, (_, s) => pool.subarray(s * I, (s + 1) * I));
   const tw = now();
   for (let k = 0; k < latency.warmup || now() - tw < latency.warmupMs; k++) await h.predict(xs[k & 63]);
   // timed in groups of 16 calls: a cross-origin-isolated page's clock ticks in 5 µs steps
@@ -85,7 +78,7 @@ globalThis.benchRun = async (id, { files, latency, throughput, batch }) => {
     for (let j = 0; j < 16; j++) await h.predict(xs[(k + j) & 63]);
     lat.push((now() - a) / 16);
   }
-  const xb = new Float32Array(batch * 784).map((_, i) => ((i * 7919) % 1000) / 1000);
+  const xb = makeInputs(batch, 0x5eed + batch);
   const tb = now();
   while (now() - tb < throughput.warmupMs) await h.predictBatch(xb, batch);
   const rates = [];
