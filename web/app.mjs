@@ -102,13 +102,13 @@ const BUILDS = {
   simd: { file: 'mlrt.wasm', label: 'SIMD128', options: { simd: true, relaxed: false }, ok: simdSupported },
   scalar: { file: 'mlrt-scalar.wasm', label: 'scalar', options: { simd: false }, ok: () => true },
 };
+const ORDER = Object.keys(BUILDS);
 
 async function loadRuntime() {
   // ?build=simd or ?build=scalar steps down from the best build this browser runs, to compare them.
   const asked = new URLSearchParams(location.search).get('build');
-  const best = Object.keys(BUILDS).find((k) => BUILDS[k].ok());
-  const order = Object.keys(BUILDS);
-  const id = asked in BUILDS && order.indexOf(asked) > order.indexOf(best) ? asked : best;
+  const best = ORDER.find((k) => BUILDS[k].ok());
+  const id = asked in BUILDS && ORDER.indexOf(asked) > ORDER.indexOf(best) ? asked : best;
   const { file, options } = BUILDS[id];
   const url = new URL(`../wasm/${file}`, import.meta.url).href;
   const got = await loadCached(url, {
@@ -135,8 +135,8 @@ function showBuild(id, best) {
   const link = (href, label) => Object.assign(document.createElement('a'), { href, textContent: label });
   const parts = [BUILDS[id].label];
   if (id === 'scalar' && best === 'scalar') parts[0] += ' (this browser has no WebAssembly SIMD128)';
-  for (const other of Object.keys(BUILDS)) {
-    if (other === id || Object.keys(BUILDS).indexOf(other) < Object.keys(BUILDS).indexOf(best)) continue;
+  for (const other of ORDER.slice(ORDER.indexOf(best))) {
+    if (other === id) continue;
     parts.push(' · ', link(other === best ? './' : `?build=${other}`, `try ${BUILDS[other].label}`));
   }
   dd.replaceChildren(...parts);
