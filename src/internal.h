@@ -115,12 +115,21 @@ mlrt_status mlrt_read_apr_v2(const uint8_t *b, size_t n, mlrt_tensorset *ts, mlr
 /* How a dense layer holds its weights (mlrt_dense.wq). */
 typedef enum mlrt_wq {
     MLRT_WQ_F32 = 0,   /* w: f32 panels */
-    MLRT_WQ_Q8,        /* q: i8 panels of input pairs, one scale for the tensor (APR_Q8) */
+    MLRT_WQ_Q8,        /* q: i8 panels of input pairs (quads in the relaxed build), one scale for the tensor (APR_Q8) */
     MLRT_WQ_Q4,        /* q: 4-bit panels of input quads, a scale per output per group (APR_Q4, in % 4 == 0) */
     MLRT_WQ_Q4_ROWS    /* q: the file's 4-bit blocks as they are, a scale per block (APR_Q4, any in) */
 } mlrt_wq;
 
-#define MLRT_Q8_GROUP 256  /* Q8 inputs per i32 partial sum: 256 x 32767 x 128 < 2^31 */
+/* Q8 inputs per packed unit (MLRT_Q8_K) and per i32 partial sum (MLRT_Q8_GROUP), from how a row's
+ * activations are quantized (kernels/quant.c): int16 everywhere but in the relaxed-SIMD build, which
+ * quantizes them to 7 bits for i32x4.relaxed_dot_i8x16_i7x16_add_s (4 inputs per lane). */
+#if defined(__wasm_relaxed_simd__)
+#define MLRT_Q8_K 4
+#define MLRT_Q8_GROUP 65536 /* 65536 x 127 x 128 < 2^31 */
+#else
+#define MLRT_Q8_K 2
+#define MLRT_Q8_GROUP 256   /* 256 x 32767 x 128 < 2^31 */
+#endif
 
 typedef struct mlrt_dense {
     uint32_t in, out;               /* weight is [out][in] logically */
@@ -131,16 +140,17 @@ typedef struct mlrt_dense {
     mlrt_activation act;
     /* quantized weights (kernels/quant.c); wq == MLRT_WQ_F32 leaves them unused */
     mlrt_wq wq;
-    uint32_t in_q;                  /* in rounded up to the packing unit: 2 (Q8), 4 (Q4); in (Q4 rows) */
+    uint32_t in_q;                  /* in rounded up to the packing unit: MLRT_Q8_K (Q8), 4 (Q4); in (Q4 rows) */
     uint32_t group;                 /* inputs per integer partial sum: MLRT_Q8_GROUP (Q8), gcd(in, 32) (Q4) */
     uint8_t *q;                     /* in bands of np = up to 4 panels (32 outputs; mlrt_q*_at):
-                                     * Q8: int8 [band][in_q/2][np * 8 outputs][2 inputs]
+                                     * Q8: int8 [band][in_q/K][np * 8 outputs][K inputs], K = MLRT_Q8_K
                                      * Q4: [band][in_q/4][np * 8 outputs][2] bytes; byte (o, t) of quad k holds
                                      *     input 4k+t in its low nibble, input 4k+2+t in its high nibble
                                      * Q4 rows: [ceil(out*in/32)][16] the file's nibbles, flattened [out][in] */
     float *qscale;                  /* Q4: [band][in_q/group][np * 8]; Q4 rows: [ceil(out*in/32)] */
+    int32_t *qsum;                  /* Q8, relaxed build: sum over i of q[o][i] [out_padded] (the zero point's term) */
     float qs;                       /* Q8: the tensor's scale */
-    size_t q_bytes, qscale_bytes;   /* what q and qscale hold */
+    size_t q_bytes, qscale_bytes;   /* what q and qscale (or qsum) hold */
 } mlrt_dense;
 
 /* Where quantized weight (o, i) lives: panels of 8 outputs are interleaved in bands of up to 4, so
@@ -150,7 +160,8 @@ static inline size_t mlrt_qband_np(const mlrt_dense *d, size_t o) {
     return left < 4 ? left : 4;
 }
 static inline size_t mlrt_q8_at(const mlrt_dense *d, size_t o, size_t i) {
-    return o / 32 * 32 * (size_t)d->in_q + i / 2 * 16 * mlrt_qband_np(d, o) + o % 32 * 2 + (i & 1);
+    return o / 32 * 32 * (size_t)d->in_q + i / MLRT_Q8_K * 8 * MLRT_Q8_K * mlrt_qband_np(d, o) + o % 32 * MLRT_Q8_K +
+           i % MLRT_Q8_K;
 }
 static inline size_t mlrt_q4_at(const mlrt_dense *d, size_t o, size_t i) { /* the high nibble when i & 2 */
     return o / 32 * 16 * (size_t)d->in + i / 4 * 16 * mlrt_qband_np(d, o) + o % 32 * 2 + (i & 1);

@@ -22,7 +22,16 @@
  * Zero inputs add exactly 0 to integer sums: the kernels walk only a row's runs of nonzero input
  * pairs (Q8) or its groups holding a nonzero input (Q4) — blank image borders, ReLU zeros.
  * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
- * exact and the f32 steps are the same, both builds give the same bits. */
+ * exact and the f32 steps are the same, both builds give the same bits.
+ *
+ * The relaxed-SIMD build (mlrt-relaxed.wasm) runs Q8 on i16x8.relaxed_dot_i8x16_i7x16_s: 16
+ * multiply-adds of int8 weights by 7-bit activations per instruction (clang 19's builtin for the
+ * i32x4 ..._add_s form drops its first operand, so it is not used). Its Q8 rows are quantized
+ * to 7 bits, unsigned, with a zero point (lo <= 0 <= hi the row's range, xs = (hi - lo) / 127):
+ *   Q8 relaxed  y[o] = qs * (xs * sum_g float(sum_{i in g} q[o][i] xq[i]) + lo * qsum[o])    groups of 65536
+ * where qsum[o] = sum_i q[o][i] is kept from the load. Its Q8 panels hold input quads,
+ * [band][quad k][output j][t] (16 bytes = 4 outputs x 4 inputs). 7 bits lose precision that 16 did
+ * not: its Q8 results are not the other builds' (README: quantized weights). Q4 is the same in all. */
 #include "../internal.h"
 #include <math.h>
 #include <stdlib.h>
@@ -86,6 +95,61 @@ NO_VECTORIZE
     return (double)amax / 32767.0;
 }
 
+#if MLRT_Q8_K == 4
+/* Relaxed build, Q8 layers: xq[i] = min(127, round((x[i] - lo) / xs)) for i < n, 0 up to n_q, where
+ * lo = min(0, min x), hi = max(0, max x), xs = (hi - lo) / 127. 7 bits because engines may read the
+ * top bit of rel_dot's second operand as a sign or not; x = 0 maps to 0 when lo = 0 (pixels, ReLU
+ * outputs), so their zero runs are skipped. Returns xs (0 for an all-zero row) and *lo, or NaN when
+ * the row holds a NaN or an infinity. */
+KERNEL double quantize_row_u7(const float *x, size_t n, size_t n_q, uint8_t *xq, double *lo_out) {
+    float lo = 0.0f, hi = 0.0f;
+    v128_t vlo = wasm_f32x4_splat(0.0f), vhi = vlo, nan = wasm_i32x4_splat(0);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v128_t v = wasm_v128_load(x + i);
+        vlo = wasm_f32x4_pmin(vlo, v), vhi = wasm_f32x4_pmax(vhi, v);
+        nan = wasm_v128_or(nan, wasm_f32x4_ne(v, v));
+    }
+    bool bad = wasm_v128_any_true(nan);
+    float l4[4], h4[4];
+    wasm_v128_store(l4, vlo), wasm_v128_store(h4, vhi);
+    for (int k = 0; k < 4; k++) lo = l4[k] < lo ? l4[k] : lo, hi = h4[k] > hi ? h4[k] : hi;
+NO_VECTORIZE
+    for (; i < n; i++) {
+        bad |= x[i] != x[i];
+        lo = x[i] < lo ? x[i] : lo, hi = x[i] > hi ? x[i] : hi;
+    }
+    *lo_out = lo;
+    const double range = (double)hi - lo; /* |x| <= range for every x */
+    if (bad || range > 3.40282347e38 * 2 || range == 0.0) {
+        memset(xq, 0, n_q);
+        return bad || range != 0.0 ? NAN : 0.0;
+    }
+    /* pre, a power of two, keeps x * pre - lo * pre and 127 / (range * pre) finite in f32. Adding
+     * 2^23 rounds a value in [0, 2^22) to an integer, half to even as rintf does, and leaves that
+     * integer in the low mantissa bits: no f32x4.nearest or trunc_sat, which engines expand. */
+    const float pre = range > 0x1p126 ? 0x1p-2f : range < 0x1p-96 ? 0x1p64f : 1.0f, lop = lo * pre;
+    const float inv = (float)(127.0 / (range * pre));
+    const v128_t vinv = wasm_f32x4_splat(inv), vpre = wasm_f32x4_splat(pre), vlop = wasm_f32x4_splat(lop);
+    const v128_t magic = wasm_f32x4_splat(0x1p23f), top = wasm_i32x4_splat(0x4b000000 + 127); /* 127: guards the top bit */
+#define U7(k) wasm_i32x4_sub(wasm_i32x4_min(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_sub(                   \
+                  wasm_f32x4_mul(wasm_v128_load(x + i + 4 * (k)), vpre), vlop), vinv), magic), top), magic)
+    for (i = 0; i + 16 <= n; i += 16)
+        wasm_v128_store(xq + i, wasm_u8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(U7(0), U7(1)), wasm_i16x8_narrow_i32x4(U7(2), U7(3))));
+#undef U7
+NO_VECTORIZE
+    for (; i < n; i++) {
+        float q = rintf((x[i] * pre - lop) * inv);
+        xq[i] = (uint8_t)(q < 127.0f ? q : 127.0f);
+    }
+    for (; i < n_q; i++) xq[i] = 0;
+    return range / 127.0;
+}
+typedef uint8_t q8_act; /* a Q8 row's quantized activations */
+#else
+typedef int16_t q8_act;
+#endif
+
 /* ------------------------------------------------------------ integer kernels, one row */
 
 /* Q8, NP panels of 8 outputs starting at w, `stride` bytes per input pair (16 x the band's panels),
@@ -93,7 +157,31 @@ NO_VECTORIZE
  * run r is pairs [runs[2r], runs[2r+1] & ~RUN_FLUSH); the i32 sums go to acc[p * 8 + j] as floats
  * after each run marked RUN_FLUSH (at most MLRT_Q8_GROUP / 2 pairs apart). */
 #define RUN_FLUSH 0x80000000u
-#ifdef __wasm_simd128__
+#if MLRT_Q8_K == 4
+/* Relaxed build: `stride` bytes per input quad (32 x the band's panels). */
+INLINE void q8_panels(const uint8_t *w, size_t stride, const uint8_t *xq, const uint32_t *runs, size_t n_runs,
+                      float *acc, const int NP) {
+    const v128_t ones = wasm_i16x8_splat(1);
+    v128_t a[8];
+    for (int j = 0; j < 2 * NP; j++) a[j] = wasm_i32x4_splat(0);
+    for (size_t r = 0; r < n_runs; r++) {
+        const uint8_t *p = w + runs[2 * r] * stride, *end = w + (runs[2 * r + 1] & ~RUN_FLUSH) * stride;
+        const uint8_t *x = xq + 4 * runs[2 * r];
+        /* hot loop: one input quad, splat against NP panels: per 4 outputs, one relaxed dot into
+         * i16 pairs (|q x + q x| <= 2 x 128 x 127 < 2^15: never saturates) widened and added to i32 */
+        for (; p < end; p += stride, x += 4) {
+            const v128_t xv = wasm_v128_load32_splat(x);
+            for (int j = 0; j < 2 * NP; j++)
+                a[j] = wasm_i32x4_add(a[j], wasm_i32x4_dot_i16x8(wasm_i16x8_relaxed_dot_i8x16_i7x16(wasm_v128_load(p + 16 * j), xv), ones));
+        }
+        if (!(runs[2 * r + 1] & RUN_FLUSH)) continue;
+        for (int j = 0; j < 2 * NP; j++) {
+            wasm_v128_store(acc + 4 * j, wasm_f32x4_add(wasm_v128_load(acc + 4 * j), wasm_f32x4_convert_i32x4(a[j])));
+            a[j] = wasm_i32x4_splat(0);
+        }
+    }
+}
+#elif defined(__wasm_simd128__)
 INLINE void q8_panels(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs,
                       float *acc, const int NP) {
     v128_t a[8];
@@ -196,10 +284,16 @@ INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_
 }
 #endif
 
-KERNEL void q8_panels4(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+#if MLRT_Q8_K == 4 /* two panels at a time: four accumulators fit V8's x64 registers, eight spill */
+KERNEL void q8_panels2(const uint8_t *w, size_t stride, const q8_act *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+    q8_panels(w, stride, xq, runs, n_runs, acc, 2);
+}
+#else
+KERNEL void q8_panels4(const uint8_t *w, size_t stride, const q8_act *xq, const uint32_t *runs, size_t n_runs, float *acc) {
     q8_panels(w, 64, xq, runs, n_runs, acc, 4);
 }
-KERNEL void q8_panel1(const uint8_t *w, size_t stride, const int16_t *xq, const uint32_t *runs, size_t n_runs, float *acc) {
+#endif
+KERNEL void q8_panel1(const uint8_t *w, size_t stride, const q8_act *xq, const uint32_t *runs, size_t n_runs, float *acc) {
     q8_panels(w, stride, xq, runs, n_runs, acc, 1);
 }
 KERNEL void q4_panels4(const uint8_t *w, size_t stride, const float *scale, size_t sstride, const int16_t *xq,
@@ -232,63 +326,88 @@ MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *ac
 
 /* ------------------------------------------------------------ a layer */
 
-/* The runs of nonzero input pairs of xq [2 * pairs] as [start, end) pairs into runs, each at most
- * MLRT_Q8_GROUP / 2 long (the i32 bound); returns their count. Dense rows make few long runs;
- * images with blank borders and ReLU outputs make many short ones and skip the zeros. */
-MLRT_SMALL __attribute__((noinline)) static size_t nonzero_runs(const int16_t *xq, size_t pairs, uint32_t *runs) {
-    size_t n = 0, budget = MLRT_Q8_GROUP / 2; /* pairs left in the current i32 sum */
-    for (size_t k = 0; k < pairs;) {
-        while (k < pairs && (xq[2 * k] | xq[2 * k + 1]) == 0) k++;
-        if (k == pairs) break;
-        size_t start = k, stop = pairs - k < budget ? pairs : k + budget;
-        while (k < stop && (xq[2 * k] | xq[2 * k + 1]) != 0) k++;
+/* The runs of nonzero 32-bit words of xq [words] (Q8 input pairs of int16, or quads of 7 bits) as
+ * [start, end) pairs into runs, each at most `group` words long (the i32 bound); returns their count.
+ * Dense rows make few long runs; images with blank borders and ReLU outputs make many short ones
+ * and skip the zeros. */
+static inline uint32_t word_at(const void *p, size_t k) { uint32_t v; memcpy(&v, (const char *)p + 4 * k, 4); return v; }
+MLRT_SMALL __attribute__((noinline)) static size_t nonzero_runs(const void *xq, size_t words, size_t group, uint32_t *runs) {
+    size_t n = 0, budget = group; /* words left in the current i32 sum */
+    for (size_t k = 0; k < words;) {
+        while (k < words && word_at(xq, k) == 0) k++;
+        if (k == words) break;
+        size_t start = k, stop = words - k < budget ? words : k + budget;
+        while (k < stop && word_at(xq, k) != 0) k++;
         budget -= k - start;
         runs[2 * n] = (uint32_t)start, runs[2 * n + 1] = (uint32_t)k | (budget ? 0 : RUN_FLUSH), n++;
-        if (!budget) budget = MLRT_Q8_GROUP / 2;
+        if (!budget) budget = group;
     }
     if (n) runs[2 * n - 1] |= RUN_FLUSH;
     return n;
 }
 
-/* y[o] = acc[o] * mul + b[o] for the first n outputs; mul (weight scale x activation scale) and
- * the product in double: neither overflows unless the result does. */
-MLRT_SMALL static void store_scaled(const float *acc8, double mul, const float *bias8, float *y, size_t n) {
-    for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
+/* y[o] = acc[o] * mul (+ zp * qsum[o]) + b[o] for the first n outputs; mul (weight scale x
+ * activation scale), zp (weight scale x the zero point) and the sum in double: none overflows
+ * unless the result does. */
+static void store_scaled(const float *acc8, double mul, double zp, const int32_t *qsum, const float *bias8,
+                         float *y, size_t n) {
+    if (qsum && zp != 0.0)
+        for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul + zp * qsum[j]) + bias8[j];
+    else
+        for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
 }
-
-/* One row through the panel kernels, band by band: a whole band of 4 panels at once, the panels
- * of a smaller (last) band one by one. runs: Q8 runs of nonzero pairs, Q4 nonzero groups. */
+/* One row through the panel kernels, band by band: a whole band of 4 panels at once (Q8 relaxed:
+ * 2 at a time), the panels of a smaller (last) band one by one. runs: Q8 runs of nonzero words, Q4 nonzero groups. */
 MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
-                                  size_t n_runs, double mul, float *y) {
+                                  size_t n_runs, double mul, double zp, float *y) {
     const size_t in = l->in_q, groups = in / l->group;
     float acc[4 * MLRT_PANEL];
     for (size_t o0 = 0; o0 < l->out; o0 += 32) {
-        const size_t np = mlrt_qband_np(l, o0), stride = 16 * np;
+        const size_t np = mlrt_qband_np(l, o0);
         memset(acc, 0, sizeof acc);
         if (l->wq == MLRT_WQ_Q8) {
             const uint8_t *w = l->q + o0 * in;
-            if (np == 4) q8_panels4(w, stride, xq, runs, n_runs, acc);
-            else for (size_t p = 0; p < np; p++) q8_panel1(w + 16 * p, stride, xq, runs, n_runs, acc + 8 * p);
+            const size_t stride = 8 * MLRT_Q8_K * np;
+            const q8_act *x = (const q8_act *)xq;
+            size_t p = 0;
+#if MLRT_Q8_K == 4
+            for (; p + 2 <= np; p += 2) q8_panels2(w + 8 * MLRT_Q8_K * p, stride, x, runs, n_runs, acc + 8 * p);
+#else
+            if (np == 4) q8_panels4(w, stride, x, runs, n_runs, acc), p = 4;
+#endif
+            for (; p < np; p++) q8_panel1(w + 8 * MLRT_Q8_K * p, stride, x, runs, n_runs, acc + 8 * p);
         } else {
             const uint8_t *w = l->q + o0 * in / 2;
             const float *sc = l->qscale + o0 * groups;
+            const size_t stride = 16 * np;
             if (np == 4) q4_panels4(w, stride, sc, 8 * np, xq, xsum, runs, n_runs, l->group, acc);
             else for (size_t p = 0; p < np; p++) q4_panel1(w + 16 * p, stride, sc + 8 * p, 8 * np, xq, xsum, runs, n_runs, l->group, acc + 8 * p);
         }
-        store_scaled(acc, mul, l->b + o0, y + o0, l->out - o0 < 32 ? l->out - o0 : 32);
+        store_scaled(acc, mul, zp, l->qsum ? l->qsum + o0 : NULL, l->b + o0, y + o0, l->out - o0 < 32 ? l->out - o0 : 32);
     }
+}
+
+/* A Q8 row's activations: 7 bits with a zero point *lo in the relaxed build, int16 elsewhere (*lo = 0). */
+static double quantize_q8_row(const mlrt_dense *l, const float *x, int16_t *xq, double *lo) {
+#if MLRT_Q8_K == 4
+    return quantize_row_u7(x, l->in, l->in_q, (uint8_t *)xq, lo);
+#else
+    *lo = 0.0;
+    return quantize_row(x, l->in, l->in_q, xq);
+#endif
 }
 
 MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                         int16_t *xq, int32_t *xsum, uint32_t *nz) {
     for (size_t r = 0; r < rows; r++) {
         float *yr = y + r * y_stride;
-        double xs = quantize_row(x + r * x_stride, l->in, l->in_q, xq);
+        double lo = 0.0;
+        double xs = l->wq == MLRT_WQ_Q8 ? quantize_q8_row(l, x + r * x_stride, xq, &lo) : quantize_row(x + r * x_stride, l->in, l->in_q, xq);
         if (xs != xs) { /* a non-finite activation: make it reach the output check */
             for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
             continue;
         }
-        size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / 2, nz) : 0;
+        size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / MLRT_Q8_K, MLRT_Q8_GROUP / MLRT_Q8_K, nz) : 0;
         if (l->wq == MLRT_WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
             for (uint32_t g = 0; g < l->in / l->group; g++) {
                 int32_t s = 0, any = 0;
@@ -299,9 +418,10 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
             }
         if (l->wq == MLRT_WQ_Q4_ROWS) {
             q4_rows(l, xq, yr);
-            store_scaled(yr, xs, l->b, yr, l->out);
+            store_scaled(yr, xs, 0.0, NULL, l->b, yr, l->out);
         } else {
-            panels_row(l, xq, xsum, nz, n_runs, l->wq == MLRT_WQ_Q8 ? (double)l->qs * xs : xs, yr);
+            const double qs = l->wq == MLRT_WQ_Q8 ? (double)l->qs : 1.0;
+            panels_row(l, xq, xsum, nz, n_runs, qs * xs, qs * lo, yr);
         }
         mlrt_activate(l->act, yr, l->out);
     }

@@ -114,8 +114,11 @@ static uint32_t gcd32(uint32_t in) { uint32_t low = in & (0u - in); return low <
 static void pack_q8(mlrt_dense *d, const uint8_t *src) {
     const size_t in = d->in;
     d->qs = mlrt_load_scalar(src, MLRT_F32);
-    for (size_t o = 0; o < d->out; o++)
-        for (size_t i = 0; i < in; i++) d->q[mlrt_q8_at(d, o, i)] = src[4 + o * in + i];
+    for (size_t o = 0; o < d->out; o++) {
+        int32_t sum = 0; /* -2^31 <= sum < 2^31: in <= MLRT_MAX_DIM = 2^24 */
+        for (size_t i = 0; i < in; i++) d->q[mlrt_q8_at(d, o, i)] = src[4 + o * in + i], sum += (int8_t)src[4 + o * in + i];
+        if (d->qsum) d->qsum[o] = sum;
+    }
 }
 
 static void pack_q4(mlrt_dense *d, const uint8_t *src) {
@@ -146,9 +149,10 @@ mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype,
     if (st) return st;
     if (dtype == MLRT_APR_Q8) {
         d->wq = MLRT_WQ_Q8;
-        d->in_q = (d->in + 1) & ~1u;
+        d->in_q = (d->in + MLRT_Q8_K - 1) & ~(uint32_t)(MLRT_Q8_K - 1);
         d->group = MLRT_Q8_GROUP;
         d->q_bytes = (size_t)d->out_padded * d->in_q;
+        if (MLRT_Q8_K == 4) d->qscale_bytes = (size_t)d->out_padded * sizeof *d->qsum;
     } else if (d->in % 4 == 0) {
         d->wq = MLRT_WQ_Q4;
         d->in_q = d->in;
@@ -163,8 +167,9 @@ mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype,
         d->qscale_bytes = blocks * sizeof(float);
     }
     d->q = calloc(d->q_bytes, 1);
-    d->qscale = d->qscale_bytes ? malloc(d->qscale_bytes) : NULL;
-    if (!d->q || (d->qscale_bytes && !d->qscale))
+    if (d->wq == MLRT_WQ_Q8 && d->qscale_bytes) d->qsum = calloc(d->qscale_bytes, 1);
+    else if (d->qscale_bytes) d->qscale = malloc(d->qscale_bytes);
+    if (!d->q || (d->qscale_bytes && !d->qscale && !d->qsum))
         return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, name);
     if (d->wq == MLRT_WQ_Q8) pack_q8(d, src);
     else if (d->wq == MLRT_WQ_Q4) pack_q4(d, src);

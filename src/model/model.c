@@ -74,6 +74,7 @@ void mlrt_free(mlrt_model *m) {
         free(m->layers[i].b);
         free(m->layers[i].q);
         free(m->layers[i].qscale);
+        free(m->layers[i].qsum);
     }
     free(m->layers);
     free(m->scratch);
