@@ -171,7 +171,7 @@ async function measure(rt, modelBytes, makeInputs, DIMS) {
 
 // Quantized inference (mode 'quant'): the trainer's MNIST MLP as f32 (SafeTensors), APR_Q8 and
 // APR_Q4 (.apr v2, written by the .apr writer in tools/apr/), all in this one process and one runtime
-// build (opts.simd), measured one after the other with the same inputs: single-sample latency on
+// build (opts.simd, opts.relaxed), measured one after the other with the same inputs: single-sample latency on
 // held-out digits (and on dense random inputs: the digits' zero pixels let the Q8 kernel skip
 // work), batch-1000 throughput on the 1,000 held-out digits, weight bytes, accuracy.
 async function quant(opts) {
@@ -181,7 +181,7 @@ async function quant(opts) {
   const { makeInputs } = await import('./weights.mjs');
   const stBytes = readModel(opts.model);
   const digits = loadSplit('test');
-  const rt = await createRuntime({ simd: opts.simd });
+  const rt = await createRuntime({ simd: opts.simd, relaxed: opts.relaxed });
   const source = rt.loadFromBytes(stBytes);
   const files = { F32: stBytes, APR_Q8: modelToApr(source, { version: 2, quantize: 'q8' }),
     APR_Q4: modelToApr(source, { version: 2, quantize: 'q4' }) };

@@ -57,6 +57,7 @@ const TARGETS = {
   coldVsOrt: 0.05, // cold start ÷ ORT 1 thread, ≤
   coldVsTfjs: 0.3, // cold start ÷ tfjs, ≤
   relaxedVsSimd: 1.3, // mlrt relaxed ÷ mlrt SIMD128, batch-1000 samples/s, ≥
+  q8RelaxedDense: 0.4, // mlrt relaxed: Q8 ÷ f32 single-sample latency on dense inputs, ≤
   threadsVsOne: 1.8, // mlrt threads=auto ÷ mlrt 1 thread, batch-1000 samples/s, ≥
   threadsVsOrt2: 1.5, // mlrt threads=auto ÷ ORT-web 2 threads, batch-1000 samples/s, ≥
   threadsRssMB: 5, // mlrt threads=auto peak RSS − mlrt 1 thread peak RSS, MB, ≤
@@ -237,12 +238,13 @@ async function main() {
   // Quantized inference on the trainer's MNIST model: f32 / APR_Q8 / APR_Q4 in one process per build.
   results.quant = {};
   const mnistModel = path.join(REPO, 'build/models/mnist-mlp.safetensors');
-  for (const [id, simd] of [['mlrt-simd', true], ['mlrt-scalar', false]]) {
+  for (const [id, simd, relaxed] of [['mlrt-relaxed', true, true], ['mlrt-simd', true, false], ['mlrt-scalar', false, false]]) {
     if (ONLY && !ONLY.includes(id)) continue;
     if (!existsSync(mnistModel)) { results.quant[id] = { error: 'build/models/mnist-mlp.safetensors not built (make)' }; continue; }
     log(`bench: quantized MNIST MLP (${id})`);
     const quantLatency = QUICK ? CFG.latency : { ...CFG.latency, warmupMs: 500 };
-    const r = await runChild('quant', null, { simd, model: mnistModel, latency: quantLatency, throughput: CFG.throughput }, { timeoutMs: 300_000 });
+    const r = await runChild('quant', null, { simd, relaxed, model: mnistModel, latency: quantLatency, throughput: CFG.throughput },
+      { timeoutMs: 300_000, execArgv: relaxed ? ['--experimental-wasm-relaxed-simd'] : [] });
     if (r.error) log(`    error: ${firstLine(r.error)}`);
     results.quant[id] = r;
   }
@@ -474,7 +476,7 @@ function render(res, runtimes) {
 function renderQuant(res) {
   const q = res.quant ?? {};
   const cols = [];
-  for (const [id, build] of [['mlrt-simd', 'SIMD'], ['mlrt-scalar', 'scalar']]) {
+  for (const [id, build] of [['mlrt-relaxed', 'relaxed'], ['mlrt-simd', 'SIMD'], ['mlrt-scalar', 'scalar']]) {
     if (!q[id]) continue;
     for (const dtype of ['F32', 'APR_Q8', 'APR_Q4']) cols.push({ label: `${dtype === 'F32' ? 'f32' : dtype.slice(4)} ${build}`, r: q[id], dtype });
   }
@@ -512,6 +514,14 @@ function renderQuant(res) {
     out.push(`- [${ratio <= 0.5 ? 'PASS' : 'FAIL'}] Q8 ÷ f32 single-sample latency (held-out digits): ${fmt(ratio, 3)} (target ≤ 0.5); on dense random inputs: ${fmt(s.APR_Q8.latencyDenseUs.median / s.F32.latencyDenseUs.median, 3)} (info: no zero input pairs to skip)`);
     out.push(`- [${dAcc8 <= 0.5 ? 'PASS' : 'FAIL'}] Q8 accuracy within 0.5 points of f32: ${fmt(dAcc8, 1)} points`);
     out.push(`- [${dAcc4 <= 1.5 ? 'PASS' : 'FAIL'}] Q4 accuracy within 1.5 points of f32: ${fmt(dAcc4, 1)} points`);
+    out.push('');
+  }
+  const x = q['mlrt-relaxed']?.models;
+  if (x?.APR_Q8 && x?.F32) { // 7-bit activations on i16x8.relaxed_dot_i8x16_i7x16_s
+    const dense = x.APR_Q8.latencyDenseUs.median / x.F32.latencyDenseUs.median, dAcc = 100 * Math.abs(x.APR_Q8.accuracy - x.F32.accuracy);
+    out.push('Quantized targets (mlrt relaxed, this run):');
+    out.push(`- [${dense <= TARGETS.q8RelaxedDense ? 'PASS' : 'FAIL'}] Q8 ÷ f32 single-sample latency on dense random inputs: ${fmt(dense, 3)} (target ≤ ${TARGETS.q8RelaxedDense}; ${fmt(x.APR_Q8.latencyDenseUs.median)} vs ${fmt(x.F32.latencyDenseUs.median)} µs)`);
+    out.push(`- [${dAcc <= 0.5 ? 'PASS' : 'FAIL'}] Q8 (7-bit activations) accuracy within 0.5 points of f32: ${fmt(dAcc, 1)} points`);
     out.push('');
   }
   return out;
