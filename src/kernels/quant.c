@@ -31,7 +31,7 @@
  *   Q8 relaxed  y[o] = qs * (xs * sum_g float(sum_{i in g} q[o][i] xq[i]) + lo * qsum[o])    groups of 65536
  * where qsum[o] = sum_i q[o][i] is kept from the load. Its Q8 panels hold input quads,
  * [band][quad k][output j][t] (16 bytes = 4 outputs x 4 inputs). 7 bits lose precision that 16 did
- * not: its Q8 results are not the other builds' (README: quantized weights). Q4 is the same in all. */
+ * not: its Q8 results are not the other builds' (README, Builds). Q4 is the same in all. */
 #include "../internal.h"
 #include <math.h>
 #include <stdlib.h>
@@ -98,7 +98,7 @@ NO_VECTORIZE
 #if MLRT_Q8_K == 4
 /* Relaxed build, Q8 layers: xq[i] = min(127, round((x[i] - lo) / xs)) for i < n, 0 up to n_q, where
  * lo = min(0, min x), hi = max(0, max x), xs = (hi - lo) / 127. 7 bits because engines may read the
- * top bit of rel_dot's second operand as a sign or not; x = 0 maps to 0 when lo = 0 (pixels, ReLU
+ * top bit of relaxed_dot's second operand as a sign or not; x = 0 maps to 0 when lo = 0 (pixels, ReLU
  * outputs), so their zero runs are skipped. Returns xs (0 for an all-zero row) and *lo, or NaN when
  * the row holds a NaN or an infinity. */
 KERNEL double quantize_row_u7(const float *x, size_t n, size_t n_q, uint8_t *xq, double *lo_out) {
@@ -121,7 +121,7 @@ NO_VECTORIZE
     }
     *lo_out = lo;
     const double range = (double)hi - lo; /* |x| <= range for every x */
-    if (bad || range > 3.40282347e38 * 2 || range == 0.0) {
+    if (bad || range > 3.40282347e38 * 2 || range == 0.0) { /* a NaN, an infinity, or all zero */
         memset(xq, 0, n_q);
         return bad || range != 0.0 ? NAN : 0.0;
     }
