@@ -22,7 +22,7 @@ CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
 HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
        src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
-WASM_API = build alloc free fork error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
+WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
 empty :=
 space := $(empty) $(empty)

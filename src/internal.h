@@ -330,6 +330,10 @@ bool mlrt_dtype_is_float(mlrt_dtype dtype);
 /* y[r][o] = act(b[o] + sum_i x[r][i] w[o][i]) for r < rows; x: [rows][x_stride], y: [rows][y_stride] */
 void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                         size_t rows);
+/* The same for outputs [o0, o1) only: o0 a multiple of MLRT_SLICE, o1 one too or l->out; the
+ * activation elementwise. Each output gets the bits of the whole layer (mlrt_layer_slice). */
+void mlrt_dense_forward_range(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
+                              size_t rows, size_t o0, size_t o1);
 void mlrt_activate(mlrt_activation act, float *y, size_t n);
 /* Packs a file's f32 weights (little endian, any alignment; [out][in], or [in][out] when in_major)
  * into panels: dst[p][i][j] = W[p * MLRT_PANEL + j][i], zero past out (dst: out_padded x in).
@@ -358,8 +362,8 @@ mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n
                                   const char *name, mlrt_error *err);
 /* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */
 float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i);
-/* Like mlrt_dense_forward for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q + 2]: scratch. */
+/* Like mlrt_dense_forward_range for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q + 2]: scratch. */
 void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
-                        int16_t *xq, int32_t *xsum, uint32_t *nz);
+                        size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz);
 
 #endif

@@ -157,6 +157,14 @@ mlrt_status mlrt_predict_labels(mlrt_model *model, const float *in, size_t n, ui
  * Dense models (mlp, linear and logistic regression, f32 or quantized); others are
  * MLRT_ERR_UNSUPPORTED. Free it with mlrt_free before the model it came from. */
 mlrt_model *mlrt_model_fork(const mlrt_model *model, mlrt_error *err);
+/* Layer i of a dense model on `rows` rows, x [rows][its inputs] -> y [rows][its outputs], outputs
+ * [o0, o1) only: one thread's share of a large layer, on the model or a fork. o0 is a multiple of
+ * MLRT_SLICE, o1 one too or the layer's outputs; a softmax layer runs whole. Each output gets the
+ * bits mlrt_predict_batch gives it. Layer 0 checks the inputs, the last layer its outputs, as
+ * mlrt_predict_batch does; other misuse is MLRT_ERR_INVALID_ARGUMENT. */
+#define MLRT_SLICE 32
+mlrt_status mlrt_layer_slice(mlrt_model *model, size_t i, const float *x, float *y, size_t rows, size_t o0, size_t o1,
+                             mlrt_error *err);
 
 /* Introspection. */
 size_t mlrt_input_size(const mlrt_model *model);

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { loadSplit } from '../tools/mnist-split.mjs';
 import { firstBitDiff, root } from './helpers.mjs';
+import { modelToApr } from '../tools/apr/writer.mjs';
 
 const digits = loadSplit('test');
 const file = (p) => readFileSync(new URL(p, root));
@@ -50,6 +51,75 @@ test('f32 and Q8 MLPs: every batch size and split gives the single-thread bits',
       m.dispose();
     }
   }
+});
+
+// Slices go to workers only when they are awake (a sleeping worker is woken for the next call).
+function awake(rt) {
+  for (const t0 = Date.now(); !rt._pool.awake();) assert.ok(Date.now() - t0 < 10_000, 'the workers did not wake');
+}
+
+test('a single prediction while the workers sleep runs on this thread, and wakes them for the next', () => {
+  const m = two.loadFromBytes(file('build/models/mnist-mlp.f32.bin'));
+  const x = digits.images.subarray(0, 784), want = one.loadFromBytes(file('build/models/mnist-mlp.f32.bin')).predict(x);
+  const asleep = () => { for (const t0 = Date.now(); two._pool.sleeping() < two._pool.size;) assert.ok(Date.now() - t0 < 10_000, 'the workers did not sleep'); };
+  const run = two._pool.run;
+  let calls = 0;
+  two._pool.run = function (...args) { calls++; return run.apply(this, args); };
+  try {
+    asleep();
+    sameBits(m.predict(x), want, 'predict while the workers sleep');
+    assert.equal(calls, 0, 'a sleeping worker was handed a slice');
+    awake(two);
+    sameBits(m.predict(x), want, 'predict once they are awake');
+    assert.equal(calls, 1);
+  } finally {
+    two._pool.run = run;
+    m.dispose();
+  }
+});
+
+test('batches under 16 rows split each large layer\'s outputs between the threads: the single-thread bits, f32, Q8 and Q4', () => {
+  const f32 = file('build/models/mnist-mlp.f32.bin');
+  const q4 = modelToApr(one.loadFromBytes(f32), { version: 2, quantize: 'q4' });
+  for (const [name, bytes] of [['f32', f32], ['Q8', file('build/models/mnist-mlp.q8.apr')], ['Q4', q4]]) {
+    const ref = one.loadFromBytes(bytes).predictBatch(digits.images.subarray(0, 15 * 784), 15);
+    for (const rt of [two, four]) {
+      const m = rt.loadFromBytes(bytes), run = rt._pool.run;
+      let slices = 0;
+      rt._pool.run = function (jobs, own) { // counts the slices workers ran without error
+        const statuses = run.call(this, jobs, own);
+        slices += jobs.filter((j, k) => j.slice && statuses[k] === 0).length;
+        return statuses;
+      };
+      try {
+        for (const n of [1, 2, 5, 7, 15]) {
+          awake(rt);
+          sameBits(m.predictBatch(digits.images.subarray(0, n * 784), n), ref.subarray(0, n * 10), `${name}, ${rt.build.threads} threads, ${n} rows`);
+        }
+        awake(rt);
+        sameBits(m.predict(digits.images.subarray(0, 784)), ref.subarray(0, 10), `${name}: predict`);
+      } finally {
+        rt._pool.run = run;
+      }
+      // the 784 -> 512 layer was split between all threads (in the calls that found the workers
+      // still spinning: most, on an idle machine); the softmax layer was not
+      const w = rt.build.threads - 1;
+      assert.ok(slices >= w && slices <= 6 * w && slices % w === 0, `${name}, ${rt.build.threads} threads: ${slices} slices ran on workers`);
+      m.dispose();
+    }
+  }
+});
+
+test('a non-finite input in a sliced batch is refused as on one thread, naming the same row', () => {
+  const bytes = file('build/models/mnist-mlp.f32.bin');
+  const n = 3, x = Float32Array.from(digits.images.subarray(0, n * 784));
+  x[2 * 784 + 700] = Infinity;
+  const error = (rt) => { try { rt.loadFromBytes(bytes).predictBatch(x, n); } catch (e) { return [e.code, e.message]; } return null; };
+  const want = error(one);
+  assert.equal(want?.[0], 'NON_FINITE');
+  assert.match(want[1], /row 2/);
+  assert.deepEqual(error(two), want);
+  assert.deepEqual(error(four), want);
 });
 
 test('models that do not fork (a CNN graph, a forest) run on the calling thread, with the same bits', () => {

@@ -319,7 +319,7 @@ class Runtime {
       (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e, layout)));
     if (!handle) throw this._error();
     const info = deepFreeze(Object.assign(JSON.parse(this._string(x.mlrt_wasm_info(handle))), extra));
-    const handles = { model: handle, io: 0, in: info.inputSize, out: info.outputSize };
+    const handles = { model: handle, io: 0, in: info.inputSize, out: info.outputSize, layers: info.layers ?? null };
     try {
       handles.io = this._alloc((info.inputSize + info.outputSize) * 4);
     } catch (e) {
@@ -342,6 +342,8 @@ class Runtime {
     for (const f of handles.forks ?? []) this.#x.mlrt_wasm_dispose(f); // forks go before their model
     handles.forks = null;
     if (handles.io) this.#x.mlrt_wasm_free(handles.io);
+    if (handles.slices) this.#x.mlrt_wasm_free(handles.slices.ptr);
+    handles.slices = null;
     if (handles.model) this.#x.mlrt_wasm_dispose(handles.model);
     handles.io = handles.model = 0;
   }
@@ -382,7 +384,45 @@ class Runtime {
       if (own === 0 && statuses.every((st) => st === 0)) return;
       // a row failed: the whole batch again on this thread, so the error names its row as usual
     }
+    if (pool && n < MIN_ROWS_PER_THREAD * 2 && this._predictSliced(handles, inPtr, n, outPtr)) return;
     if (x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
+  }
+
+  // Too few rows to split: the outputs of each large layer are split between the threads instead,
+  // layer by layer (slices of MLRT_SLICE outputs, each computed as in the whole layer), with the
+  // activations between layers in a buffer of the model's. False, before or after any work, when
+  // no layer is worth splitting, the model does not fork, a worker sleeps (woken for the next call:
+  // its wake-up would cost more than the slice), or a slice failed: the caller then runs the rows on
+  // this thread, whose error names them as usual.
+  _predictSliced(handles, inPtr, n, outPtr) {
+    const L = handles.layers, x = this.#x, pool = this._pool;
+    const parts = (l) => (l.activation === 'softmax' || n * l.inputs * l.outputs < SLICE_MIN_MACS ? 1
+      : Math.min(pool.size + 1, Math.floor(l.outputs / SLICE)));
+    if (!L || !L.some((l) => parts(l) > 1) || !this._forks(handles) || !pool.awake()) return false;
+    const width = Math.max(...L.map((l) => l.outputs));
+    if (!handles.slices || handles.slices.rows < n) {
+      if (handles.slices) x.mlrt_wasm_free(handles.slices.ptr);
+      handles.slices = null;
+      handles.slices = { ptr: this._alloc(2 * width * n * 4), rows: n };
+    }
+    let xp = inPtr;
+    for (let i = 0; i < L.length; i++) {
+      const out = L[i].outputs, t = parts(L[i]);
+      const yp = i === L.length - 1 ? outPtr : handles.slices.ptr + (i & 1) * width * n * 4;
+      let own = 0, statuses = [];
+      if (t > 1) {
+        const per = Math.ceil(out / t / SLICE) * SLICE, jobs = [];
+        for (let o0 = per, k = 0; o0 < out; o0 += per, k++) {
+          jobs.push({ slice: true, model: handles.forks[k], layer: i, in: xp, n, out: yp, o0, o1: Math.min(out, o0 + per) });
+        }
+        statuses = pool.run(jobs, () => { own = x.mlrt_wasm_layer_slice(handles.model, i, xp, n, yp, 0, per); });
+      } else {
+        own = x.mlrt_wasm_layer_slice(handles.model, i, xp, n, yp, 0, out);
+      }
+      if (own !== 0 || statuses.some((st) => st !== 0)) return false;
+      xp = yp;
+    }
+    return true;
   }
 
   // One fork of the model per worker (same weights, own scratch); false for models that do not fork.
@@ -421,6 +461,10 @@ function asBytes(bytes, what) {
 // threaded build runs), and only batches with at least this many rows per thread are split.
 const ROW_ALIGN = 5;
 const MIN_ROWS_PER_THREAD = 8;
+// Smaller batches split each layer's outputs instead, in slices of MLRT_SLICE (mlrt.h), when the
+// layer is worth it: at least this many multiply-adds (a slice handed over costs a few µs).
+const SLICE = 32;
+const SLICE_MIN_MACS = 1 << 17;
 
 // mlrt_weight_layout, by index.
 const WEIGHT_LAYOUTS = ['auto', 'out_in', 'in_out'];

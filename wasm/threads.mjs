@@ -4,12 +4,16 @@
 //
 // One job at a time per worker, through a control block of 16 Int32 words per worker in wasm memory:
 //   [SEQ] job number, bumped by the main thread to start a job   [DONE] the last job finished
-//   [MODEL] [IN] [N] [OUT]  the job: a fork handle, rows, pointers  [STATUS] mlrt_wasm_predict's
+//   [MODEL] [IN] [N] [OUT]  the job: a fork handle, rows, pointers  [STATUS] the call's status
+//   [SLICE] 1: outputs [O0, O1) of layer [LAYER] (mlrt_wasm_layer_slice); 0: whole rows (mlrt_wasm_predict)
+//   [ASLEEP] 1 while the worker sleeps in Atomics.wait: slices (a few µs of work) are not worth
+//            a wake-up; the main thread wakes it (awake()) to spin for the next call instead
 // The main thread runs its own share of the rows meanwhile, then waits for every worker's DONE.
 // Workers block in Atomics.wait between jobs; in Node they are unref'd, so an idle pool never keeps
 // the process alive, and terminate() ends them.
 
-const SEQ = 0, DONE = 1, MODEL = 2, IN = 3, N = 4, OUT = 5, STATUS = 6, WORDS = 16;
+const SEQ = 0, DONE = 1, MODEL = 2, IN = 3, N = 4, OUT = 5, STATUS = 6, SLICE = 7, LAYER = 8, O0 = 9, O1 = 10, ASLEEP = 11;
+const WORDS = 16;
 // Loads of a control word before a thread sleeps in Atomics.wait (roughly 0.1-0.3 ms): a sleeping
 // thread takes far longer than that to wake on some machines (this 2-core VM among them).
 const SPIN = 200000;
@@ -46,6 +50,7 @@ export function threadImports(module, memory) {
 // The worker's whole program, an ES module for Node (a data: URL) and browsers (a blob URL) alike.
 const WORKER_SOURCE = `
 const SEQ = ${SEQ}, DONE = ${DONE}, MODEL = ${MODEL}, IN = ${IN}, N = ${N}, OUT = ${OUT}, STATUS = ${STATUS};
+const SLICE = ${SLICE}, LAYER = ${LAYER}, O0 = ${O0}, O1 = ${O1}, ASLEEP = ${ASLEEP};
 const port = typeof self !== 'undefined' && typeof self.postMessage === 'function'
   ? { on: (f) => { self.onmessage = (e) => f(e.data); }, post: (m) => self.postMessage(m) }
   : await import('node:worker_threads').then(({ parentPort: p }) => ({ on: (f) => p.once('message', f), post: (m) => p.postMessage(m) }));
@@ -59,11 +64,19 @@ port.on(({ module, memory, stack, ctrl }) => {
   for (;;) {
     // spin a little before sleeping: back-to-back batches then skip the futex wake-up
     for (let k = 0; k < ${SPIN} && Atomics.load(w, SEQ) === seen; k++);
-    Atomics.wait(w, SEQ, seen);
+    if (Atomics.load(w, SEQ) === seen) {
+      Atomics.store(w, ASLEEP, 1);
+      Atomics.wait(w, SEQ, seen);
+      Atomics.store(w, ASLEEP, 0);
+      if (Atomics.load(w, SEQ) === seen) continue; // woken without a job: spin for the next one
+    }
     seen = Atomics.load(w, SEQ);
     let status;
     try {
-      status = x.mlrt_wasm_predict(Atomics.load(w, MODEL), Atomics.load(w, IN), Atomics.load(w, N), Atomics.load(w, OUT));
+      const model = Atomics.load(w, MODEL), input = Atomics.load(w, IN), n = Atomics.load(w, N), out = Atomics.load(w, OUT);
+      status = Atomics.load(w, SLICE)
+        ? x.mlrt_wasm_layer_slice(model, Atomics.load(w, LAYER), input, n, out, Atomics.load(w, O0), Atomics.load(w, O1))
+        : x.mlrt_wasm_predict(model, input, n, out);
     } catch {
       status = -1; // a trap: the job still ends (the main thread is waiting), and it reruns the rows itself
     }
@@ -164,8 +177,9 @@ export class Pool {
   get size() { return this.#workers.length; }
 
   /**
-   * Runs jobs[k] = { model, in, n, out } on worker k while `own()` runs on this thread; returns
-   * the workers' statuses (0: OK).
+   * Runs jobs[k] = { model, in, n, out } (rows), or { slice: true, model, layer, in, n, out, o0, o1 }
+   * (a layer's outputs), on worker k while `own()` runs on this thread; returns the workers'
+   * statuses (0: OK).
    */
   run(jobs, own) {
     const seq = ++this.#seq;
@@ -173,6 +187,8 @@ export class Pool {
     jobs.forEach((j, k) => {
       const b = k * WORDS;
       words[b + MODEL] = j.model; words[b + IN] = j.in; words[b + N] = j.n; words[b + OUT] = j.out;
+      words[b + SLICE] = j.slice ? 1 : 0;
+      if (j.slice) { words[b + LAYER] = j.layer; words[b + O0] = j.o0; words[b + O1] = j.o1; }
       Atomics.store(words, b + SEQ, seq);
       Atomics.notify(words, b + SEQ);
     });
@@ -186,6 +202,22 @@ export class Pool {
       }
     }
     return jobs.map((_, k) => words[k * WORDS + STATUS]);
+  }
+
+  /** How many workers sleep in Atomics.wait. */
+  sleeping() {
+    const words = new Int32Array(this.#memory.buffer, this.#ctrl, this.#workers.length * WORDS);
+    return this.#workers.reduce((n, _, k) => n + Atomics.load(words, k * WORDS + ASLEEP), 0);
+  }
+
+  /** True when every worker is awake (spinning or working); wakes the sleeping ones otherwise. */
+  awake() {
+    const words = new Int32Array(this.#memory.buffer, this.#ctrl, this.#workers.length * WORDS);
+    let all = true;
+    for (let k = 0; k < this.#workers.length; k++) {
+      if (Atomics.load(words, k * WORDS + ASLEEP)) { all = false; Atomics.notify(words, k * WORDS + SEQ); }
+    }
+    return all;
   }
 
   terminate() {

@@ -47,6 +47,11 @@ EXPORT void mlrt_wasm_dispose(mlrt_model *m) { mlrt_free(m); }
  * 0 with the error set. Freed with mlrt_wasm_dispose, before m. */
 EXPORT mlrt_model *mlrt_wasm_fork(const mlrt_model *m) { return mlrt_model_fork(m, &last_error); }
 
+/* Layer i on n rows, outputs [o0, o1) (mlrt_layer_slice): x is n x its inputs floats, y n x its outputs. */
+EXPORT int mlrt_wasm_layer_slice(mlrt_model *m, size_t i, const float *x, size_t n, float *y, size_t o0, size_t o1) {
+    return mlrt_layer_slice(m, i, x, y, n, o0, o1, &last_error);
+}
+
 EXPORT const char *mlrt_wasm_info(const mlrt_model *m) { return mlrt_model_info_json(m); }
 
 /* n rows: in is n x inputs floats, out is n x outputs floats. Returns a status. */

@@ -120,13 +120,14 @@ static inline void store_panel(const float *acc8, const float *bias8, float *y, 
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] + bias8[j];
 }
 
-__attribute__((noinline)) void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
-                        size_t rows) {
-    const size_t in = l->in, panel_floats = in * MLRT_PANEL, panels = l->out_padded / MLRT_PANEL;
+__attribute__((noinline)) void mlrt_dense_forward_range(const mlrt_dense *l, const float *x, size_t x_stride, float *y,
+                                                       size_t y_stride, size_t rows, size_t o0, size_t o1) {
+    const size_t in = l->in, panel_floats = in * MLRT_PANEL;
+    const size_t p0 = o0 / MLRT_PANEL, p1 = (o1 + MLRT_PANEL - 1) / MLRT_PANEL; /* p0 % 4 == 0: whole-layer grouping */
     const size_t row_blocks = rows / ROWS * ROWS;
     float acc[ROWS * MLRT_PANEL];
     /* blocks of ROWS rows: each panel, once loaded into cache, serves every block */
-    for (size_t p = 0; p < panels && row_blocks; p++) {
+    for (size_t p = p0; p < p1 && row_blocks; p++) {
         const float *w = l->w + p * panel_floats, *bias = l->b + p * MLRT_PANEL;
         size_t o = p * MLRT_PANEL, n = l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL;
         for (size_t r = 0; r < row_blocks; r += ROWS) {
@@ -138,21 +139,25 @@ __attribute__((noinline)) void mlrt_dense_forward(const mlrt_dense *l, const flo
     for (size_t r = row_blocks; r < rows; r++) {
         const float *xr = x + r * x_stride;
         float *yr = y + r * y_stride;
-        size_t p = 0;
-        for (; p + 4 <= panels; p += 4) {
+        size_t p = p0;
+        for (; p + 4 <= p1; p += 4) {
             panels4_1row(l->w + p * panel_floats, xr, in, acc);
             for (size_t k = 0; k < 4; k++) {
                 size_t o = (p + k) * MLRT_PANEL;
                 store_panel(acc + k * MLRT_PANEL, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
             }
         }
-        for (; p < panels; p++) {
+        for (; p < p1; p++) {
             size_t o = p * MLRT_PANEL;
             panel_1row(l->w + p * panel_floats, xr, in, acc);
             store_panel(acc, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
         }
     }
-    for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride, l->out);
+    for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride + o0, o1 - o0);
+}
+
+void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows) {
+    mlrt_dense_forward_range(l, x, x_stride, y, y_stride, rows, 0, l->out);
 }
 
 /* ------------------------------------------------------------------ packing */

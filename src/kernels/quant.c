@@ -305,10 +305,10 @@ KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_
     q4_panels(w, stride, scale, sstride, xq, xsum, groups, n_groups, group, acc, 1);
 }
 
-/* Q4 in the file's layout (any in): block by block along each output's row. */
-MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, float *acc) {
+/* Q4 in the file's layout (any in): block by block along each output's row, outputs [o0, o1). */
+MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, size_t o0, size_t o1, float *acc) {
     const size_t in = l->in;
-    for (size_t o = 0; o < l->out; o++) {
+    for (size_t o = o0; o < o1; o++) {
         size_t e = o * in, end = e + in;
         float a = 0.0f;
         while (e < end) {
@@ -359,10 +359,10 @@ static void store_scaled(const float *acc8, double mul, double zp, const int32_t
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once (Q8 relaxed:
  * 2 at a time), the panels of a smaller (last) band one by one. runs: Q8 runs of nonzero words, Q4 nonzero groups. */
 MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
-                                  size_t n_runs, double mul, double zp, float *y) {
+                                  size_t n_runs, double mul, double zp, size_t from, size_t to, float *y) {
     const size_t in = l->in_q, groups = in / l->group;
     float acc[4 * MLRT_PANEL];
-    for (size_t o0 = 0; o0 < l->out; o0 += 32) {
+    for (size_t o0 = from; o0 < to; o0 += 32) { /* from: a multiple of 32, a band's first output */
         const size_t np = mlrt_qband_np(l, o0);
         memset(acc, 0, sizeof acc);
         if (l->wq == MLRT_WQ_Q8) {
@@ -398,13 +398,13 @@ static double quantize_q8_row(const mlrt_dense *l, const float *x, int16_t *xq, 
 }
 
 MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
-                        int16_t *xq, int32_t *xsum, uint32_t *nz) {
+                        size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz) {
     for (size_t r = 0; r < rows; r++) {
         float *yr = y + r * y_stride;
         double lo = 0.0;
         double xs = l->wq == MLRT_WQ_Q8 ? quantize_q8_row(l, x + r * x_stride, xq, &lo) : quantize_row(x + r * x_stride, l->in, l->in_q, xq);
         if (xs != xs) { /* a non-finite activation: make it reach the output check */
-            for (size_t o = 0; o < l->out; o++) yr[o] = INFINITY;
+            for (size_t o = o0; o < o1; o++) yr[o] = INFINITY;
             continue;
         }
         size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / MLRT_Q8_K, MLRT_Q8_GROUP / MLRT_Q8_K, nz) : 0;
@@ -417,12 +417,12 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
                 n_runs += any != 0;
             }
         if (l->wq == MLRT_WQ_Q4_ROWS) {
-            q4_rows(l, xq, yr);
-            store_scaled(yr, xs, 0.0, NULL, l->b, yr, l->out);
+            q4_rows(l, xq, o0, o1, yr);
+            store_scaled(yr + o0, xs, 0.0, NULL, l->b + o0, yr + o0, o1 - o0);
         } else {
             const double qs = l->wq == MLRT_WQ_Q8 ? (double)l->qs : 1.0;
-            panels_row(l, xq, xsum, nz, n_runs, qs * xs, qs * lo, yr);
+            panels_row(l, xq, xsum, nz, n_runs, qs * xs, qs * lo, o0, o1, yr);
         }
-        mlrt_activate(l->act, yr, l->out);
+        mlrt_activate(l->act, yr + o0, o1 - o0);
     }
 }

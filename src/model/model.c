@@ -299,7 +299,7 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
             bool last = i + 1 == m->n_layers;
             float *y = last ? out + r * m->out_size : buf[i & 1];
             size_t ys = last ? m->out_size : m->max_width;
-            if (m->layers[i].wq) mlrt_quant_forward(&m->layers[i], x, xs, y, ys, rows, m->xq, m->xsum, m->xnz);
+            if (m->layers[i].wq) mlrt_quant_forward(&m->layers[i], x, xs, y, ys, rows, 0, m->layers[i].out, m->xq, m->xsum, m->xnz);
             else mlrt_dense_forward(&m->layers[i], x, xs, y, ys, rows);
             x = y;
             xs = ys;
@@ -310,6 +310,31 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
         if (!isfinite(out[k]))
             return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value",
                              k % m->out_size, k / m->out_size);
+    return MLRT_OK;
+}
+
+mlrt_status mlrt_layer_slice(mlrt_model *m, size_t i, const float *x, float *y, size_t rows, size_t o0, size_t o1,
+                             mlrt_error *err) {
+    if (!m || m->forest || m->kmeans || m->graph || !m->scratch || i >= m->n_layers || !x || !y || rows == 0)
+        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "layer_slice: %s",
+                         !m || m->forest || m->kmeans || m->graph || !m->scratch ? "not a loaded dense model"
+                         : i >= m->n_layers ? "no such layer" : rows == 0 ? "no rows" : "NULL buffer");
+    const mlrt_dense *l = &m->layers[i];
+    if (o0 % MLRT_SLICE || o0 >= o1 || o1 > l->out || (o1 % MLRT_SLICE && o1 != l->out) ||
+        (l->act == MLRT_ACT_SOFTMAX && (o0 || o1 != l->out)))
+        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "layer_slice: outputs [%zu, %zu) of layer %zu (%u outputs, %s) "
+                         "are not a slice of it", o0, o1, i, l->out, mlrt_activation_name(l->act));
+    if (i == 0) {
+        mlrt_status st = mlrt_check_rows(m, x, rows, y, "predict", err);
+        if (st) return st;
+    }
+    if (l->wq) mlrt_quant_forward(l, x, l->in, y, l->out, rows, o0, o1, m->xq, m->xsum, m->xnz);
+    else mlrt_dense_forward_range(l, x, l->in, y, l->out, rows, o0, o1);
+    if (i + 1 == m->n_layers) /* as mlrt_predict_batch: never hand back inf or NaN */
+        for (size_t r = 0; r < rows; r++)
+            for (size_t o = o0; o < o1; o++)
+                if (!isfinite(y[r * l->out + o]))
+                    return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value", o, r);
     return MLRT_OK;
 }
 

@@ -186,3 +186,73 @@ static void test_model_fork_predicts_as_its_parent(void) {
     mlrt_error e = {0};
     CHECK(mlrt_model_fork(NULL, &e) == NULL && e.code == MLRT_ERR_INVALID_ARGUMENT);
 }
+
+/* The model's layers run slice by slice (mlrt_layer_slice) as threads run them: the parent and a
+ * fork take turns over slices of MLRT_SLICE outputs, and every output gets mlrt_predict_batch's bits,
+ * for f32 and Q8 weights, widths that are and are not multiples of the slice, and 1 to 9 rows (both
+ * the one-row and the row-block kernels). Misuse is refused: an unaligned or out-of-range slice, a
+ * partial softmax, a layer past the last; a NaN input at layer 0 is NON_FINITE, as in predict. */
+static void slice_like_threads(mlrt_model *m, mlrt_model *fork, const float *x, size_t n, float *out) {
+    size_t width = 0, layers = mlrt_layer_count(m);
+    for (size_t i = 0; i < layers; i++) width = mlrt_layer(m, i).outputs > width ? mlrt_layer(m, i).outputs : width;
+    float *buf = tmalloc(2 * width * n * sizeof *buf);
+    const float *in = x;
+    mlrt_error e = {0};
+    for (size_t i = 0; i < layers; i++) {
+        mlrt_layer_info l = mlrt_layer(m, i);
+        float *y = i + 1 == layers ? out : buf + (i & 1) * width * n;
+        size_t step = l.activation == MLRT_ACT_SOFTMAX ? l.outputs : MLRT_SLICE * (1 + i % 2);
+        for (size_t o0 = 0, k = 0; o0 < l.outputs; o0 += step, k++)
+            CHECK_INT(mlrt_layer_slice(k % 2 ? fork : m, i, in, y, n, o0, o0 + step < l.outputs ? o0 + step : l.outputs, &e), MLRT_OK);
+        in = y;
+    }
+}
+
+static void test_layer_slices_give_predict_bits(void) {
+    static const char *const files[] = {"build/models/mnist-mlp.f32.bin", "build/models/mnist-mlp.q8.apr"};
+    for (size_t k = 0; k < 3; k++) {
+        ref_mlp r;
+        mlrt_model *m;
+        if (k < 2) {
+            bytes f = read_file_or_empty(files[k]);
+            if (!f.n) continue; /* build/models not made */
+            mlrt_error e = {0};
+            m = keep_model(mlrt_load_from_bytes(exact(f.p, f.n), f.n, &e));
+        } else {
+            static const int dims[] = {13, 70, 45, 33};
+            ref_make(&r, 3, dims, 5);
+            r.act[2] = MLRT_ACT_TANH; /* a last layer that slices */
+            tspec t[6];
+            static const char *const names[] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"};
+            int nt = ref_tensors(&r, names, "F32", 0, t);
+            m = LOAD_OK(st_build("{\"activations\":\"relu,relu,tanh\"}", t, nt));
+        }
+        CHECK(m != NULL);
+        if (!m) continue;
+        mlrt_error e = {0};
+        mlrt_model *fork = mlrt_model_fork(m, &e);
+        CHECK(fork != NULL);
+        size_t in = mlrt_input_size(m), out = mlrt_output_size(m);
+        for (size_t n = 1; n <= 9 && fork; n += 2) {
+            float *x = tmalloc(n * in * sizeof *x), *a = tmalloc(n * out * sizeof *a), *b = tmalloc(n * out * sizeof *b);
+            for (size_t i = 0; i < n * in; i++) x[i] = (float)((i * 7919) % 1000) / 1000.0f - (k == 2 ? 0.5f : 0.0f);
+            CHECK_INT(mlrt_predict_batch(m, x, n, a, &e), MLRT_OK);
+            slice_like_threads(m, fork, x, n, b);
+            check_at(memcmp(a, b, n * out * sizeof *a) == 0, __FILE__, __LINE__, "model %zu, %zu rows: slices differ", k, n);
+        }
+        float *x = tmalloc(in * sizeof *x), *y = tmalloc(512 * 4 * sizeof *y);
+        for (size_t i = 0; i < in; i++) x[i] = 0.5f;
+        mlrt_layer_info l0 = mlrt_layer(m, 0), last = mlrt_layer(m, mlrt_layer_count(m) - 1);
+        CHECK_INT(mlrt_layer_slice(m, 0, x, y, 1, 16, 48, &e), MLRT_ERR_INVALID_ARGUMENT);   /* unaligned */
+        CHECK_INT(mlrt_layer_slice(m, 0, x, y, 1, 0, l0.outputs + 1, &e), MLRT_ERR_INVALID_ARGUMENT);
+        CHECK_INT(mlrt_layer_slice(m, 0, x, y, 1, 32, 32, &e), MLRT_ERR_INVALID_ARGUMENT);  /* empty */
+        CHECK_INT(mlrt_layer_slice(m, mlrt_layer_count(m), x, y, 1, 0, 32, &e), MLRT_ERR_INVALID_ARGUMENT);
+        CHECK_INT(mlrt_layer_slice(m, 0, x, y, 0, 0, 32, &e), MLRT_ERR_INVALID_ARGUMENT);
+        if (last.activation == MLRT_ACT_SOFTMAX && last.outputs > MLRT_SLICE)
+            CHECK_INT(mlrt_layer_slice(m, mlrt_layer_count(m) - 1, x, y, 1, 0, MLRT_SLICE, &e), MLRT_ERR_INVALID_ARGUMENT);
+        x[in - 1] = NAN;
+        CHECK_INT(mlrt_layer_slice(fork, 0, x, y, 1, 0, MLRT_SLICE, &e), MLRT_ERR_NON_FINITE);
+        CHECK(strstr(e.message, "input") != NULL);
+        mlrt_free(fork);
+    }
+}

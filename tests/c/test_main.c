@@ -1550,6 +1550,7 @@ static const test_case TESTS[] = {
     T(test_layout_guessed_and_overridden),
     T(test_dense_pack_f32_matches_definition),
     T(test_model_fork_predicts_as_its_parent),
+    T(test_layer_slices_give_predict_bits),
     T(test_pb_vectors),
     T(test_pb_depth_limit),
     T(test_onnx_tiny_graph),

@@ -106,7 +106,7 @@ static void check_layer_at(const char *file, int line, mlrt_dtype dt, const uint
     int32_t *xsum = tmalloc((d.in_q / 4 + 1) * sizeof *xsum);
     uint32_t *nz = tmalloc((d.in_q + 2) * sizeof *nz);
     float *y = tmalloc(rows * out * sizeof(float));
-    mlrt_quant_forward(&d, x, in, y, out, rows, xq, xsum, nz);
+    mlrt_quant_forward(&d, x, in, y, out, rows, 0, out, xq, xsum, nz);
     double worst = 0, worst_x = 0;
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * in;

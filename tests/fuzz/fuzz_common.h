@@ -4,6 +4,7 @@
  *  - a refusal carries a valid status and a one-line, NUL-terminated, UTF-8 message;
  *  - a loaded model is self-consistent (layer chain, sizes), its info JSON parses with mlrt's
  *    own strict JSON reader, a batch equals the same rows predicted one by one bit for bit,
+ *    and so do a fork's batch and the layers run slice by slice (the threads' paths),
  *    the outputs are those of a plain double-precision forward pass over the packed weights,
  *    and they are finite whenever the weights cannot overflow float (a bound computed here);
  *  - a validated tensor set tiles the data section exactly, as the readers promise.
@@ -172,6 +173,38 @@ static void fuzz_exercise_classic(mlrt_model *m) {
     free(x), free(y), free(y1);
 }
 
+/* The threads' paths: a fork's batch, and the layers run slice by slice (MLRT_SLICE outputs,
+ * alternating between the model and its fork), give the batch's bits `want`. */
+static void fuzz_check_fork_and_slices(mlrt_model *m, const float *x, size_t rows, const float *want) {
+    mlrt_error e;
+    mlrt_model *f = mlrt_model_fork(m, &e);
+    if (!f) {
+        FUZZ_ASSERT(e.code == MLRT_ERR_OUT_OF_MEMORY, "fork: %s", e.message);
+        return;
+    }
+    size_t out = mlrt_output_size(m), nl = mlrt_layer_count(m), width = 0;
+    for (size_t i = 0; i < nl; i++) width = mlrt_layer(m, i).outputs > width ? mlrt_layer(m, i).outputs : width;
+    float *y = malloc(rows * out * sizeof(float)), *buf = malloc(2 * width * rows * sizeof(float));
+    FUZZ_ASSERT(y && buf, "out of memory");
+    FUZZ_ASSERT(mlrt_predict_batch(f, x, rows, y, &e) == MLRT_OK, "the fork's batch: %s", e.message);
+    FUZZ_ASSERT(memcmp(y, want, rows * out * sizeof(float)) == 0, "the fork's batch differs from the model's");
+    memset(y, 0, rows * out * sizeof(float));
+    const float *in = x;
+    for (size_t i = 0; i < nl; i++) {
+        mlrt_layer_info l = mlrt_layer(m, i);
+        float *o = i + 1 == nl ? y : buf + (i & 1) * width * rows;
+        size_t step = l.activation == MLRT_ACT_SOFTMAX ? l.outputs : MLRT_SLICE;
+        for (size_t o0 = 0, k = 0; o0 < l.outputs; o0 += step, k++) {
+            mlrt_status s = mlrt_layer_slice(k & 1 ? f : m, i, in, o, rows, o0, o0 + step < l.outputs ? o0 + step : l.outputs, &e);
+            FUZZ_ASSERT(s == MLRT_OK, "layer %zu, slice at %zu: %s", i, o0, e.message);
+        }
+        in = o;
+    }
+    FUZZ_ASSERT(memcmp(y, want, rows * out * sizeof(float)) == 0, "the layers slice by slice differ from the batch");
+    free(y), free(buf);
+    mlrt_free(f);
+}
+
 static void fuzz_exercise_model(mlrt_model *m) {
     if (m->forest || m->kmeans) {
         fuzz_exercise_classic(m);
@@ -217,6 +250,7 @@ static void fuzz_exercise_model(mlrt_model *m) {
     }
     FUZZ_ASSERT(any_refused == (st != MLRT_OK), "the batch was %s but %s row was refused", st ? "refused" : "accepted",
                 any_refused ? "a" : "no");
+    if (st == MLRT_OK) fuzz_check_fork_and_slices(m, x, ROWS, y);
 
     /* A double-precision forward pass over the packed weights, with a bound on every value. */
     size_t width = in;
