@@ -399,16 +399,17 @@ class Runtime {
     const parts = (l) => (l.activation === 'softmax' || n * l.inputs * l.outputs < SLICE_MIN_MACS ? 1
       : Math.min(pool.size + 1, Math.floor(l.outputs / SLICE)));
     if (!L || !L.some((l) => parts(l) > 1) || !this._forks(handles) || !pool.awake()) return false;
-    const width = Math.max(...L.map((l) => l.outputs));
-    if (!handles.slices || handles.slices.rows < n) {
+    if (!handles.slices || handles.slices.rows < n) { // two layers' activations, the widest layer's
+      const width = Math.max(...L.map((l) => l.outputs));
       if (handles.slices) x.mlrt_wasm_free(handles.slices.ptr);
-      handles.slices = null;
-      handles.slices = { ptr: this._alloc(2 * width * n * 4), rows: n };
+      handles.slices = null; // (_alloc may throw)
+      handles.slices = { ptr: this._alloc(2 * width * n * 4), rows: n, width };
     }
+    const { ptr, width } = handles.slices;
     let xp = inPtr;
     for (let i = 0; i < L.length; i++) {
       const out = L[i].outputs, t = parts(L[i]);
-      const yp = i === L.length - 1 ? outPtr : handles.slices.ptr + (i & 1) * width * n * 4;
+      const yp = i === L.length - 1 ? outPtr : ptr + (i & 1) * width * n * 4;
       let own = 0, statuses = [];
       if (t > 1) {
         const per = Math.ceil(out / t / SLICE) * SLICE, jobs = [];

@@ -285,6 +285,16 @@ mlrt_status mlrt_check_rows(const mlrt_model *m, const float *in, size_t n, cons
     return MLRT_OK;
 }
 
+/* Finite weights and inputs can still overflow float: never hand back inf or NaN as a result.
+ * Outputs [o0, o1) of rows x `width`. */
+static mlrt_status check_outputs(const float *y, size_t rows, size_t width, size_t o0, size_t o1, mlrt_error *err) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t o = o0; o < o1; o++)
+            if (!isfinite(y[r * width + o]))
+                return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value", o, r);
+    return MLRT_OK;
+}
+
 mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
     if (m && (m->forest || m->kmeans)) return mlrt_classic_predict(m, in, n, out, err);
     if (m && m->graph) return mlrt_graph_predict(m, in, n, out, err);
@@ -305,12 +315,7 @@ mlrt_status mlrt_predict_batch(mlrt_model *m, const float *in, size_t n, float *
             xs = ys;
         }
     }
-    /* finite weights and inputs can still overflow float: never hand back inf or NaN as a result */
-    for (size_t k = 0; k < n * m->out_size; k++)
-        if (!isfinite(out[k]))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value",
-                             k % m->out_size, k / m->out_size);
-    return MLRT_OK;
+    return check_outputs(out, n, m->out_size, 0, m->out_size, err);
 }
 
 mlrt_status mlrt_layer_slice(mlrt_model *m, size_t i, const float *x, float *y, size_t rows, size_t o0, size_t o1,
@@ -330,12 +335,7 @@ mlrt_status mlrt_layer_slice(mlrt_model *m, size_t i, const float *x, float *y, 
     }
     if (l->wq) mlrt_quant_forward(l, x, l->in, y, l->out, rows, o0, o1, m->xq, m->xsum, m->xnz);
     else mlrt_dense_forward_range(l, x, l->in, y, l->out, rows, o0, o1);
-    if (i + 1 == m->n_layers) /* as mlrt_predict_batch: never hand back inf or NaN */
-        for (size_t r = 0; r < rows; r++)
-            for (size_t o = o0; o < o1; o++)
-                if (!isfinite(y[r * l->out + o]))
-                    return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu overflowed to a non-finite value", o, r);
-    return MLRT_OK;
+    return i + 1 == m->n_layers ? check_outputs(y, rows, l->out, o0, o1, err) : MLRT_OK;
 }
 
 /* Scratch of its own (activations, the quantized layers' row buffers, predict_labels' scores), everything else
