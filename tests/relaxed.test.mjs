@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadSplit } from '../tools/mnist-split.mjs';
-import { readModel, parseBin, referencePredict, argmax, root, rng, aprV2 } from './helpers.mjs';
+import { readModel, parseBin, referencePredict, argmax, root, rng, aprV2, firstBitDiff } from './helpers.mjs';
 import { modelToApr } from '../tools/apr/writer.mjs';
 
 v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
@@ -165,7 +165,7 @@ test('Q8 in the relaxed build: 7-bit activations with a zero point, bit for bit 
       rows.forEach((x, r) => {
         const want = q8RelaxedLayer(q, qs, b, inputs, outputs, x);
         const g = got.subarray(r * outputs, (r + 1) * outputs);
-        const i = compare(g, want).same === outputs ? -1 : g.findIndex((v, o) => !Object.is(v, want[o]));
+        const i = firstBitDiff(g, want);
         assert.equal(i, -1, `[${outputs}, ${inputs}] row ${r} output ${i}: ${g[i]} vs ${want[i]}`);
         rowsSeen++;
       });

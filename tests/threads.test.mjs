@@ -58,24 +58,36 @@ function awake(rt) {
   for (const t0 = Date.now(); !rt._pool.awake();) assert.ok(Date.now() - t0 < 10_000, 'the workers did not wake');
 }
 
+/** Runs f with rt's pool watched: { calls } to pool.run, and { slices } the workers ran without error. */
+function watchPool(rt, f) {
+  const run = rt._pool.run, seen = { calls: 0, slices: 0 };
+  rt._pool.run = function (jobs, own) {
+    const statuses = run.call(this, jobs, own);
+    seen.calls++;
+    seen.slices += jobs.filter((j, k) => j.slice && statuses[k] === 0).length;
+    return statuses;
+  };
+  try {
+    f(seen);
+  } finally {
+    rt._pool.run = run;
+  }
+  return seen;
+}
+
 test('a single prediction while the workers sleep runs on this thread, and wakes them for the next', () => {
   const m = two.loadFromBytes(file('build/models/mnist-mlp.f32.bin'));
   const x = digits.images.subarray(0, 784), want = one.loadFromBytes(file('build/models/mnist-mlp.f32.bin')).predict(x);
   const asleep = () => { for (const t0 = Date.now(); two._pool.sleeping() < two._pool.size;) assert.ok(Date.now() - t0 < 10_000, 'the workers did not sleep'); };
-  const run = two._pool.run;
-  let calls = 0;
-  two._pool.run = function (...args) { calls++; return run.apply(this, args); };
-  try {
+  watchPool(two, (seen) => {
     asleep();
     sameBits(m.predict(x), want, 'predict while the workers sleep');
-    assert.equal(calls, 0, 'a sleeping worker was handed a slice');
+    assert.equal(seen.calls, 0, 'a sleeping worker was handed a slice');
     awake(two);
     sameBits(m.predict(x), want, 'predict once they are awake');
-    assert.equal(calls, 1);
-  } finally {
-    two._pool.run = run;
-    m.dispose();
-  }
+    assert.equal(seen.calls, 1);
+  });
+  m.dispose();
 });
 
 test('batches under 16 rows split each large layer\'s outputs between the threads: the single-thread bits, f32, Q8 and Q4', () => {
@@ -84,23 +96,15 @@ test('batches under 16 rows split each large layer\'s outputs between the thread
   for (const [name, bytes] of [['f32', f32], ['Q8', file('build/models/mnist-mlp.q8.apr')], ['Q4', q4]]) {
     const ref = one.loadFromBytes(bytes).predictBatch(digits.images.subarray(0, 15 * 784), 15);
     for (const rt of [two, four]) {
-      const m = rt.loadFromBytes(bytes), run = rt._pool.run;
-      let slices = 0;
-      rt._pool.run = function (jobs, own) { // counts the slices workers ran without error
-        const statuses = run.call(this, jobs, own);
-        slices += jobs.filter((j, k) => j.slice && statuses[k] === 0).length;
-        return statuses;
-      };
-      try {
+      const m = rt.loadFromBytes(bytes);
+      const { slices } = watchPool(rt, () => {
         for (const n of [1, 2, 5, 7, 15]) {
           awake(rt);
           sameBits(m.predictBatch(digits.images.subarray(0, n * 784), n), ref.subarray(0, n * 10), `${name}, ${rt.build.threads} threads, ${n} rows`);
         }
         awake(rt);
         sameBits(m.predict(digits.images.subarray(0, 784)), ref.subarray(0, 10), `${name}: predict`);
-      } finally {
-        rt._pool.run = run;
-      }
+      });
       // the 784 -> 512 layer was split between all threads (in the calls that found the workers
       // still spinning: most, on an idle machine); the softmax layer was not
       const w = rt.build.threads - 1;
