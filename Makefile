@@ -9,6 +9,7 @@ FUZZ_SECONDS ?= 60
 
 # src/ by layer: codecs (bytes -> values), formats (files -> tensors or models), kernels (the hot
 # loops), model (what runs), api (load, wasm exports, CLI).
+BASE    = src/base/error.c src/base/buf.c src/base/utf8.c src/base/dtype.c
 CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c \
           src/codecs/protobuf.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c \
@@ -18,8 +19,8 @@ KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/k
           src/kernels/tensor_ops.c
 MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
-CORE = src/util.c $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
-HDRS = src/mlrt.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
+CORE = $(BASE) $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
+HDRS = src/mlrt.h src/base/base.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
        src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
 WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
@@ -98,7 +99,7 @@ build/wasm-relaxed/%.o: src/%.c $(HDRS)
 
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
-WASM_SMALL = util formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
+WASM_SMALL = base/error base/buf base/utf8 formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
@@ -147,7 +148,7 @@ build/obj/%.o: src/%.c $(HDRS)
 	$(CC) $(NATIVE_CFLAGS) -c $< -o $@
 
 build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
@@ -187,7 +188,7 @@ fuzz-run: $(FUZZERS) $(MODELS)
 # ---- decompression (src/codecs/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
 PYTHON3 ?= /usr/bin/python3
 DECOMP = src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
-DECOMP_DEPS = $(DECOMP) src/util.c $(HDRS)
+DECOMP_DEPS = $(DECOMP) $(BASE) $(HDRS)
 
 # test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
 build/decompress/manifest.txt: tests/decompress/gen.py
@@ -195,21 +196,21 @@ build/decompress/manifest.txt: tests/decompress/gen.py
 
 build/test_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) src/util.c -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
 
 test-decompress: build/test_decompress build/decompress/manifest.txt
 	build/test_decompress build/decompress
 
 build/bench_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
 	@mkdir -p build
-	$(CC) $(NATIVE_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) src/util.c -lm -o $@
+	$(CC) $(NATIVE_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
 
 bench-decompress: build/bench_decompress build/decompress/manifest.txt
 	build/bench_decompress --bench build/decompress
 
 build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd: build/fuzz/%: tests/fuzz/%.c $(DECOMP_DEPS)
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(DECOMP) src/util.c -lm -o $@
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(DECOMP) $(BASE) -lm -o $@
 
 fuzz-decompress: build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd build/decompress/manifest.txt
 	@mkdir -p build/fuzz/corpus/fuzz_lz4 build/fuzz/corpus/fuzz_zstd build/fuzz/artifacts/fuzz_lz4 build/fuzz/artifacts/fuzz_zstd

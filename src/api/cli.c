@@ -35,13 +35,13 @@ static int fail(const mlrt_error *e) {
 }
 
 /* Numbers from a JSON array, flat or nested one level: appended to *vals. */
-static int json_numbers(const mlrt_json *v, float **vals, size_t *n, size_t *cap, int depth) {
-    if (v->type == MLRT_JSON_ARRAY && depth < 2) {
-        for (const mlrt_json *c = v->child; c; c = c->next)
+static int json_numbers(const mlrt__json *v, float **vals, size_t *n, size_t *cap, int depth) {
+    if (v->type == MLRT__JSON_ARRAY && depth < 2) {
+        for (const mlrt__json *c = v->child; c; c = c->next)
             if (json_numbers(c, vals, n, cap, depth + 1)) return 1;
         return 0;
     }
-    if (v->type != MLRT_JSON_NUMBER || depth == 0) return 1;
+    if (v->type != MLRT__JSON_NUMBER || depth == 0) return 1;
     if (*n == *cap) {
         float *more = realloc(*vals, (*cap = *cap ? *cap * 2 : 1024) * sizeof **vals);
         if (!more) return 1;
@@ -64,22 +64,22 @@ static float *read_input(const char *path, size_t *count) {
     float *vals = NULL;
     *count = 0;
     if (i < len && raw[i] == '[') {
-        mlrt_json_doc doc;
+        mlrt__json_doc doc;
         mlrt_error e;
         size_t cap = 0;
-        if (mlrt_json_parse(raw, len, "input", &doc, &e)) { fail(&e); free(raw); return NULL; }
+        if (mlrt__json_parse(raw, len, "input", &doc, &e)) { fail(&e); free(raw); return NULL; }
         if (json_numbers(doc.root, &vals, count, &cap, 0)) {
             fprintf(stderr, "mlrt: %s: input must be a JSON array of numbers or of arrays of numbers\n", path);
             free(vals);
             vals = NULL;
         }
-        mlrt_json_free(&doc);
+        mlrt__json_free(&doc);
     } else if (len % 4) {
         fprintf(stderr, "mlrt: %s: %zu bytes is not a whole number of f32 values\n", path, len);
     } else {
         vals = malloc(len ? len : 1);
         for (size_t k = 0; vals && k < len / 4; k++) {
-            uint32_t u = mlrt_rd_u32(raw + 4 * k);
+            uint32_t u = mlrt__rd_u32(raw + 4 * k);
             memcpy(&vals[k], &u, 4);
         }
         *count = len / 4;

@@ -20,14 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The three i32 dimensions a .bin starts with are each in 1..MLRT_MAX_DIM, with at most
- * MLRT_MAX_PARAMS parameters (random bytes pass with odds of about 1 in 17 million). */
+/* The three i32 dimensions a .bin starts with are each in 1..MLRT__MAX_DIM, with at most
+ * MLRT__MAX_PARAMS parameters (random bytes pass with odds of about 1 in 17 million). */
 static bool bin_dims_plausible(const uint8_t *b, size_t n, uint64_t *params) {
     if (n < 12) return false;
-    uint32_t in = mlrt_rd_u32(b), hid = mlrt_rd_u32(b + 4), out = mlrt_rd_u32(b + 8);
-    if (in == 0 || hid == 0 || out == 0 || in > MLRT_MAX_DIM || hid > MLRT_MAX_DIM || out > MLRT_MAX_DIM) return false;
+    uint32_t in = mlrt__rd_u32(b), hid = mlrt__rd_u32(b + 4), out = mlrt__rd_u32(b + 8);
+    if (in == 0 || hid == 0 || out == 0 || in > MLRT__MAX_DIM || hid > MLRT__MAX_DIM || out > MLRT__MAX_DIM) return false;
     *params = (uint64_t)in * hid + (uint64_t)hid * out + hid + out;
-    return *params <= MLRT_MAX_PARAMS;
+    return *params <= MLRT__MAX_PARAMS;
 }
 
 static bool looks_like_bin(const uint8_t *b, size_t n) {
@@ -39,7 +39,7 @@ typedef enum { KIND_BIN, KIND_SAFETENSORS, KIND_BINTENSORS, KIND_APR_V1, KIND_AP
 
 static bool looks_like_apr_v2(const uint8_t *b, size_t n) {
     if (n >= 4 && memcmp(b, "APR2", 4) == 0) return true;
-    return n >= 4 && memcmp(b, "APR\0", 4) == 0 && (n < 8 || mlrt_rd_u32(b + 4) != 0);
+    return n >= 4 && memcmp(b, "APR\0", 4) == 0 && (n < 8 || mlrt__rd_u32(b + 4) != 0);
 }
 
 /* The header's first byte after JSON whitespace is '{'. */
@@ -54,9 +54,9 @@ static file_kind detect(const uint8_t *b, size_t n) {
     if (looks_like_apr_v2(b, n)) return KIND_APR_V2;
     if (n >= 4 && memcmp(b, "APR1", 4) == 0) return KIND_APR_LEGACY;
     if (looks_like_bin(b, n)) return KIND_BIN;
-    if (mlrt_onnx_sniff(b, n)) return KIND_ONNX;
+    if (mlrt__onnx_sniff(b, n)) return KIND_ONNX;
     if (n >= 9 && looks_like_safetensors(b, n)) return KIND_SAFETENSORS;
-    if (n >= 9 && b[8] <= 1 && mlrt_rd_u64(b) <= MLRT_MAX_HEADER) return KIND_BINTENSORS; /* its reader checks the length */
+    if (n >= 9 && b[8] <= 1 && mlrt__rd_u64(b) <= MLRT__MAX_HEADER) return KIND_BINTENSORS; /* its reader checks the length */
     uint64_t params;
     if (n < 12 || bin_dims_plausible(b, n, &params)) return KIND_BIN; /* its reader says what is short or long */
     return KIND_UNKNOWN;
@@ -64,44 +64,44 @@ static file_kind detect(const uint8_t *b, size_t n) {
 
 /* What each format would have needed, for bytes that are none of them. */
 static void unknown_format(const uint8_t *b, size_t n, const char *what, mlrt_error *err) {
-    mlrt_fail(err, MLRT_ERR_UNKNOWN_FORMAT,
+    mlrt__fail(err, MLRT_ERR_UNKNOWN_FORMAT,
               "%s: the %zu bytes are no format mlrt reads: not .apr (no APRN, APR\\0 or APR2 magic), not ONNX (no "
               "ModelProto), not SafeTensors (no '{' after the 8-byte header length), not BinTensors (byte 8 is 0x%02x, "
               "not 0 or 1, or a header over %u bytes), not a raw .bin (dimensions %d, %d, %d are not each in 1..%u)",
-              what, n, b[8], MLRT_MAX_HEADER, (int32_t)mlrt_rd_u32(b), (int32_t)mlrt_rd_u32(b + 4),
-              (int32_t)mlrt_rd_u32(b + 8), MLRT_MAX_DIM);
+              what, n, b[8], MLRT__MAX_HEADER, (int32_t)mlrt__rd_u32(b), (int32_t)mlrt__rd_u32(b + 4),
+              (int32_t)mlrt__rd_u32(b + 8), MLRT__MAX_DIM);
 }
 
-static mlrt_status read_tensors(const uint8_t *b, size_t n, file_kind k, mlrt_tensorset *ts, mlrt_error *err) {
+static mlrt_status read_tensors(const uint8_t *b, size_t n, file_kind k, mlrt__tensorset *ts, mlrt_error *err) {
     if (k == KIND_APR_LEGACY)
-        return mlrt_fail(err, MLRT_ERR_UNSUPPORTED,
+        return mlrt__fail(err, MLRT_ERR_UNSUPPORTED,
                          "apr: the legacy APR1 format is not supported; save the model again with a current aprender");
-    if (k == KIND_APR_V2) return mlrt_read_apr_v2(b, n, ts, err);
-    return k == KIND_SAFETENSORS ? mlrt_read_safetensors(b, n, ts, err) : mlrt_read_bintensors(b, n, ts, err);
+    if (k == KIND_APR_V2) return mlrt__read_apr_v2(b, n, ts, err);
+    return k == KIND_SAFETENSORS ? mlrt__read_safetensors(b, n, ts, err) : mlrt__read_bintensors(b, n, ts, err);
 }
 
 /* The aprender model type of a model mlrt built (for the expect option). */
 static uint16_t aprender_type(mlrt_kind kind) {
-    return kind == MLRT_KIND_DECISION_TREE ? MLRT_APR_DECISION_TREE : kind == MLRT_KIND_RANDOM_FOREST ? MLRT_APR_RANDOM_FOREST
-         : kind == MLRT_KIND_KMEANS ? MLRT_APR_KMEANS : kind == MLRT_KIND_MLP ? MLRT_APR_NEURAL_SEQUENTIAL
-         : kind == MLRT_KIND_LINEAR_REGRESSION ? MLRT_APR_LINEAR_REGRESSION : MLRT_APR_LOGISTIC_REGRESSION;
+    return kind == MLRT_KIND_DECISION_TREE ? MLRT__APR_DECISION_TREE : kind == MLRT_KIND_RANDOM_FOREST ? MLRT__APR_RANDOM_FOREST
+         : kind == MLRT_KIND_KMEANS ? MLRT__APR_KMEANS : kind == MLRT_KIND_MLP ? MLRT__APR_NEURAL_SEQUENTIAL
+         : kind == MLRT_KIND_LINEAR_REGRESSION ? MLRT__APR_LINEAR_REGRESSION : MLRT__APR_LOGISTIC_REGRESSION;
 }
 
 static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt_error *err) {
-    mlrt_apr_v1 f;
-    if (mlrt_read_apr_v1(b, n, expect, &f, err)) return NULL;
-    mlrt_model *m = mlrt_apr_v1_model(&f, err);
-    mlrt_tensorset_free(&f.ts);
+    mlrt__apr_v1 f;
+    if (mlrt__read_apr_v1(b, n, expect, &f, err)) return NULL;
+    mlrt_model *m = mlrt__apr_v1_model(&f, err);
+    mlrt__tensorset_free(&f.ts);
     return m;
 }
 
 static mlrt_model *load_onnx(const uint8_t *b, size_t n, mlrt_error *err) {
-    mlrt_onnx g;
+    mlrt__onnx g;
     mlrt_error local;
     if (!err) err = &local;
-    if (mlrt_read_onnx(b, n, &g, err)) return NULL;
-    mlrt_model *m = mlrt_onnx_model(&g, err);
-    mlrt_onnx_free(&g);
+    if (mlrt__read_onnx(b, n, &g, err)) return NULL;
+    mlrt_model *m = mlrt__onnx_model(&g, err);
+    mlrt__onnx_free(&g);
     return m;
 }
 
@@ -109,8 +109,8 @@ static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight
     file_kind k = detect(b, n);
     if (k == KIND_APR_V1) return load_apr_v1(b, n, expect, err); /* checks expect from the header */
     if (k == KIND_ONNX && expect) {
-        mlrt_fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file is an ONNX graph",
-                  mlrt_apr_type_name(expect));
+        mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file is an ONNX graph",
+                  mlrt__apr_type_name(expect));
         return NULL;
     }
     if (k == KIND_ONNX) return load_onnx(b, n, err);
@@ -119,15 +119,15 @@ static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight
         return NULL;
     }
     mlrt_model *m = NULL;
-    mlrt_tensorset ts;
-    if (k == KIND_BIN) m = mlrt_load_bin(b, n, err);
+    mlrt__tensorset ts;
+    if (k == KIND_BIN) m = mlrt__load_bin(b, n, err);
     else if (!read_tensors(b, n, k, &ts, err)) {
-        m = mlrt_model_from_tensors(b, &ts, layout, err);
-        mlrt_tensorset_free(&ts);
+        m = mlrt__model_from_tensors(b, &ts, layout, err);
+        mlrt__tensorset_free(&ts);
     }
     if (m && expect && aprender_type(m->kind) != expect) {
-        mlrt_fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file holds a %s model (%s)",
-                  mlrt_apr_type_name(expect), mlrt_kind_name(m->kind), mlrt_apr_type_name(aprender_type(m->kind)));
+        mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file holds a %s model (%s)",
+                  mlrt__apr_type_name(expect), mlrt_kind_name(m->kind), mlrt__apr_type_name(aprender_type(m->kind)));
         mlrt_free(m);
         return NULL;
     }
@@ -137,23 +137,23 @@ static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight
 mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt_load_options *options,
                                     mlrt_error *err) {
     uint16_t expect = 0;
-    if (options && options->expect && !mlrt_apr_type_from_name(options->expect, &expect)) {
-        mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT,
+    if (options && options->expect && !mlrt__apr_type_from_name(options->expect, &expect)) {
+        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT,
                   "load: expect '%s' is not an aprender model type (LinearRegression, LogisticRegression, NeuralSequential, ...)",
                   options->expect);
         return NULL;
     }
     if (!bytes && len) {
-        mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "load: NULL bytes");
+        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load: NULL bytes");
         return NULL;
     }
     if (len == 0) {
-        mlrt_fail(err, MLRT_ERR_TRUNCATED, "load: the file is empty");
+        mlrt__fail(err, MLRT_ERR_TRUNCATED, "load: the file is empty");
         return NULL;
     }
     mlrt_weight_layout layout = options ? options->weight_layout : MLRT_LAYOUT_AUTO;
     if (layout != MLRT_LAYOUT_AUTO && layout != MLRT_LAYOUT_OUT_IN && layout != MLRT_LAYOUT_IN_OUT) {
-        mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, "load: weight_layout %d is not AUTO (0), OUT_IN (1) or IN_OUT (2)", (int)layout);
+        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load: weight_layout %d is not AUTO (0), OUT_IN (1) or IN_OUT (2)", (int)layout);
         return NULL;
     }
     return load(bytes, len, expect, layout, err);
@@ -163,37 +163,37 @@ mlrt_model *mlrt_load_from_bytes(const uint8_t *bytes, size_t len, mlrt_error *e
     return mlrt_load_from_bytes_ex(bytes, len, NULL, err);
 }
 
-static void json_tensor(mlrt_buf *b, const mlrt_tensor *t, size_t data_begin) {
-    mlrt_buf_puts(b, "{\"name\":");
-    mlrt_buf_json_string(b, t->name, t->name_len);
-    mlrt_buf_printf(b, ",\"dtype\":\"%s\",\"shape\":[", mlrt_dtype_name(t->dtype));
-    for (uint32_t d = 0; d < t->rank; d++) mlrt_buf_printf(b, "%s%llu", d ? "," : "", (unsigned long long)t->shape[d]);
-    mlrt_buf_printf(b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", data_begin + t->begin, t->end - t->begin);
+static void json_tensor(mlrt__buf *b, const mlrt__tensor *t, size_t data_begin) {
+    mlrt__buf_puts(b, "{\"name\":");
+    mlrt__buf_json_string(b, t->name, t->name_len);
+    mlrt__buf_printf(b, ",\"dtype\":\"%s\",\"shape\":[", mlrt_dtype_name(t->dtype));
+    for (uint32_t d = 0; d < t->rank; d++) mlrt__buf_printf(b, "%s%llu", d ? "," : "", (unsigned long long)t->shape[d]);
+    mlrt__buf_printf(b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", data_begin + t->begin, t->end - t->begin);
 }
 
 /* The .bin format has no tensor list; inspect describes its four arrays the same way. */
 static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
-    mlrt_model *m = mlrt_load_bin(bytes, len, err);
+    mlrt_model *m = mlrt__load_bin(bytes, len, err);
     if (!m) return NULL;
     size_t es = m->dtype == MLRT_F64 ? 8 : 4, at = 12;
     uint32_t in = m->layers[0].in, hid = m->layers[0].out, out = m->layers[1].out;
     const struct { const char *name; uint32_t r, c; } parts[4] = {
         {"w1", in, hid}, {"b1", hid, 0}, {"w2", hid, out}, {"b2", out, 0}};
-    mlrt_buf b = {0};
-    mlrt_buf_printf(&b, "{\"format\":\"bin\",\"modelKind\":\"mlp\",\"metadata\":{},\"tensors\":[");
+    mlrt__buf b = {0};
+    mlrt__buf_printf(&b, "{\"format\":\"bin\",\"modelKind\":\"mlp\",\"metadata\":{},\"tensors\":[");
     for (int i = 0; i < 4; i++) {
         size_t count = (size_t)parts[i].r * (parts[i].c ? parts[i].c : 1);
-        mlrt_buf_printf(&b, "%s{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[%u", i ? "," : "", parts[i].name,
+        mlrt__buf_printf(&b, "%s{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[%u", i ? "," : "", parts[i].name,
                         mlrt_dtype_name(m->dtype), parts[i].r);
-        if (parts[i].c) mlrt_buf_printf(&b, ",%u", parts[i].c);
-        mlrt_buf_printf(&b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", at, count * es);
+        if (parts[i].c) mlrt__buf_printf(&b, ",%u", parts[i].c);
+        mlrt__buf_printf(&b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", at, count * es);
         at += count * es;
     }
-    mlrt_buf_puts(&b, "]}");
+    mlrt__buf_puts(&b, "]}");
     mlrt_free(m);
     if (b.oom) {
         free(b.data);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
         return NULL;
     }
     return b.data;
@@ -201,39 +201,39 @@ static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
 
 /* ts's description; m: the model it makes, or NULL and why not; more: members about the payload,
  * or NULL. Frees m. */
-static char *inspect_tensorset(const mlrt_tensorset *ts, mlrt_model *m, const mlrt_error *why, const char *more,
+static char *inspect_tensorset(const mlrt__tensorset *ts, mlrt_model *m, const mlrt_error *why, const char *more,
                                mlrt_error *err) {
-    mlrt_buf b = {0};
-    mlrt_buf_printf(&b, "{\"format\":\"%s\",", mlrt_format_name(ts->format));
+    mlrt__buf b = {0};
+    mlrt__buf_printf(&b, "{\"format\":\"%s\",", mlrt_format_name(ts->format));
     if (m) {
-        mlrt_buf_printf(&b, "\"modelKind\":\"%s\"", mlrt_kind_name(m->kind));
-        mlrt_model_facts_json(&b, m);
-        mlrt_buf_puts(&b, ",");
+        mlrt__buf_printf(&b, "\"modelKind\":\"%s\"", mlrt_kind_name(m->kind));
+        mlrt__model_facts_json(&b, m);
+        mlrt__buf_puts(&b, ",");
     } else {
-        mlrt_buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why->code));
-        mlrt_buf_json_string(&b, why->message, strlen(why->message));
-        mlrt_buf_puts(&b, "},");
+        mlrt__buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why->code));
+        mlrt__buf_json_string(&b, why->message, strlen(why->message));
+        mlrt__buf_puts(&b, "},");
     }
     mlrt_free(m);
     if (more) {
-        mlrt_buf_puts(&b, more);
-        mlrt_buf_puts(&b, ",");
+        mlrt__buf_puts(&b, more);
+        mlrt__buf_puts(&b, ",");
     }
-    mlrt_buf_puts(&b, "\"metadata\":");
-    mlrt_json_metadata(&b, ts);
+    mlrt__buf_puts(&b, "\"metadata\":");
+    mlrt__json_metadata(&b, ts);
     if (ts->extra_json) {
-        mlrt_buf_puts(&b, ",");
-        mlrt_buf_puts(&b, ts->extra_json);
+        mlrt__buf_puts(&b, ",");
+        mlrt__buf_puts(&b, ts->extra_json);
     }
-    mlrt_buf_puts(&b, ",\"tensors\":[");
+    mlrt__buf_puts(&b, ",\"tensors\":[");
     for (size_t i = 0; i < ts->count; i++) {
-        if (i) mlrt_buf_puts(&b, ",");
+        if (i) mlrt__buf_puts(&b, ",");
         json_tensor(&b, &ts->tensors[i], ts->data_begin);
     }
-    mlrt_buf_puts(&b, "]}");
+    mlrt__buf_puts(&b, "]}");
     if (b.oom) {
         free(b.data);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
         return NULL;
     }
     return b.data;
@@ -241,42 +241,42 @@ static char *inspect_tensorset(const mlrt_tensorset *ts, mlrt_model *m, const ml
 
 /* ONNX: the graph as listed in the file, and whether mlrt runs it. */
 static char *inspect_onnx(const uint8_t *bytes, size_t len, mlrt_error *err) {
-    mlrt_onnx g;
+    mlrt__onnx g;
     mlrt_error local, why;
     if (!err) err = &local;
-    if (mlrt_read_onnx(bytes, len, &g, err)) return NULL;
-    char *desc = mlrt_onnx_describe(&g);
-    mlrt_model *m = mlrt_onnx_model(&g, &why);
-    mlrt_buf b = {0};
-    mlrt_buf_puts(&b, "{\"format\":\"onnx\",");
+    if (mlrt__read_onnx(bytes, len, &g, err)) return NULL;
+    char *desc = mlrt__onnx_describe(&g);
+    mlrt_model *m = mlrt__onnx_model(&g, &why);
+    mlrt__buf b = {0};
+    mlrt__buf_puts(&b, "{\"format\":\"onnx\",");
     if (m) {
-        mlrt_buf_puts(&b, "\"modelKind\":\"graph\"");
-        mlrt_model_facts_json(&b, m);
-        mlrt_buf_puts(&b, ",");
+        mlrt__buf_puts(&b, "\"modelKind\":\"graph\"");
+        mlrt__model_facts_json(&b, m);
+        mlrt__buf_puts(&b, ",");
     } else {
-        mlrt_buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why.code));
-        mlrt_buf_json_string(&b, why.message, strlen(why.message));
-        mlrt_buf_puts(&b, "},");
+        mlrt__buf_printf(&b, "\"notAModel\":{\"code\":\"%s\",\"message\":", mlrt_status_name(why.code));
+        mlrt__buf_json_string(&b, why.message, strlen(why.message));
+        mlrt__buf_puts(&b, "},");
     }
     mlrt_free(m);
-    mlrt_buf_puts(&b, "\"metadata\":{},");
-    if (desc) mlrt_buf_puts(&b, desc);
+    mlrt__buf_puts(&b, "\"metadata\":{},");
+    if (desc) mlrt__buf_puts(&b, desc);
     else b.oom = true;
-    mlrt_buf_puts(&b, ",\"tensors\":[");
+    mlrt__buf_puts(&b, ",\"tensors\":[");
     for (uint32_t k = 0; k < g.n_init; k++) {
-        const mlrt_onnx_tensor *t = &g.inits[k];
-        mlrt_buf_puts(&b, k ? ",{\"name\":" : "{\"name\":");
-        mlrt_buf_json_string(&b, t->name.p, t->name.n);
-        mlrt_buf_printf(&b, ",\"dtype\":\"%s\",\"shape\":[", t->type == MLRT_ONNX_INT64 ? "I64" : "F32");
-        for (uint32_t d = 0; d < t->rank; d++) mlrt_buf_printf(&b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-        mlrt_buf_printf(&b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", t->at, t->bytes);
+        const mlrt__onnx_tensor *t = &g.inits[k];
+        mlrt__buf_puts(&b, k ? ",{\"name\":" : "{\"name\":");
+        mlrt__buf_json_string(&b, t->name.p, t->name.n);
+        mlrt__buf_printf(&b, ",\"dtype\":\"%s\",\"shape\":[", t->type == MLRT__ONNX_INT64 ? "I64" : "F32");
+        for (uint32_t d = 0; d < t->rank; d++) mlrt__buf_printf(&b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+        mlrt__buf_printf(&b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", t->at, t->bytes);
     }
-    mlrt_buf_puts(&b, "]}");
+    mlrt__buf_puts(&b, "]}");
     free(desc);
-    mlrt_onnx_free(&g);
+    mlrt__onnx_free(&g);
     if (b.oom) {
         free(b.data);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
         return NULL;
     }
     return b.data;
@@ -284,7 +284,7 @@ static char *inspect_onnx(const uint8_t *bytes, size_t len, mlrt_error *err) {
 
 char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     if (!bytes || len == 0) {
-        mlrt_fail(err, len ? MLRT_ERR_INVALID_ARGUMENT : MLRT_ERR_TRUNCATED, "inspect: %s",
+        mlrt__fail(err, len ? MLRT_ERR_INVALID_ARGUMENT : MLRT_ERR_TRUNCATED, "inspect: %s",
                   len ? "NULL bytes" : "the file is empty");
         return NULL;
     }
@@ -299,17 +299,17 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     mlrt_error why;
     char *js;
     if (k == KIND_APR_V1) {
-        mlrt_apr_v1 f;
-        if (mlrt_read_apr_v1(bytes, len, 0, &f, err)) return NULL;
-        char *more = mlrt_apr_v1_payload_json(&f);
-        js = inspect_tensorset(&f.ts, mlrt_apr_v1_model(&f, &why), &why, more, err);
+        mlrt__apr_v1 f;
+        if (mlrt__read_apr_v1(bytes, len, 0, &f, err)) return NULL;
+        char *more = mlrt__apr_v1_payload_json(&f);
+        js = inspect_tensorset(&f.ts, mlrt__apr_v1_model(&f, &why), &why, more, err);
         free(more);
-        mlrt_tensorset_free(&f.ts);
+        mlrt__tensorset_free(&f.ts);
         return js;
     }
-    mlrt_tensorset ts;
+    mlrt__tensorset ts;
     if (read_tensors(bytes, len, k, &ts, err)) return NULL;
-    js = inspect_tensorset(&ts, mlrt_model_from_tensors(bytes, &ts, MLRT_LAYOUT_AUTO, &why), &why, NULL, err);
-    mlrt_tensorset_free(&ts);
+    js = inspect_tensorset(&ts, mlrt__model_from_tensors(bytes, &ts, MLRT_LAYOUT_AUTO, &why), &why, NULL, err);
+    mlrt__tensorset_free(&ts);
     return js;
 }

@@ -23,12 +23,12 @@ static void build_tables(void) {
     table_ready = true;
 }
 
-uint32_t mlrt_crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
+uint32_t mlrt__crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
     if (!table_ready) build_tables();
     uint32_t c = ~crc;
     /* hot loop: 8 bytes per step */
     while (n >= 8) {
-        uint32_t lo = c ^ mlrt_rd_u32(p), hi = mlrt_rd_u32(p + 4);
+        uint32_t lo = c ^ mlrt__rd_u32(p), hi = mlrt__rd_u32(p + 4);
         c = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^ table[4][lo >> 24] ^
             table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^ table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
         p += 8;
@@ -38,4 +38,4 @@ uint32_t mlrt_crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
     return ~c;
 }
 
-uint32_t mlrt_crc32(const uint8_t *p, size_t n) { return mlrt_crc32_update(0, p, n); }
+uint32_t mlrt__crc32(const uint8_t *p, size_t n) { return mlrt__crc32_update(0, p, n); }

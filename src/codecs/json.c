@@ -7,7 +7,7 @@
 
 typedef struct block { struct block *prev; size_t used, cap; } block; /* data follows, 16-aligned */
 
-static void *arena_alloc(mlrt_json_doc *doc, size_t size) {
+static void *arena_alloc(mlrt__json_doc *doc, size_t size) {
     size = (size + 15) & ~(size_t)15;
     block *b = doc->blocks;
     if (!b || b->cap - b->used < size) {
@@ -24,7 +24,7 @@ static void *arena_alloc(mlrt_json_doc *doc, size_t size) {
     return p;
 }
 
-void mlrt_json_free(mlrt_json_doc *doc) {
+void mlrt__json_free(mlrt__json_doc *doc) {
     block *b = doc->blocks;
     while (b) {
         block *prev = b->prev;
@@ -42,16 +42,16 @@ typedef struct parser {
     size_t n, pos;
     int depth;
     const char *what;
-    mlrt_json_doc *doc;
+    mlrt__json_doc *doc;
     mlrt_error *err;
 } parser;
 
 static mlrt_status syntax(parser *p, const char *msg) {
-    return mlrt_fail(p->err, MLRT_ERR_INVALID_JSON, "%s: invalid JSON at byte %zu: %s", p->what, p->pos, msg);
+    return mlrt__fail(p->err, MLRT_ERR_INVALID_JSON, "%s: invalid JSON at byte %zu: %s", p->what, p->pos, msg);
 }
 
 static mlrt_status oom(parser *p) {
-    return mlrt_fail(p->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory parsing JSON", p->what);
+    return mlrt__fail(p->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory parsing JSON", p->what);
 }
 
 static void skip_ws(parser *p) {
@@ -136,7 +136,7 @@ static mlrt_status parse_string(parser *p, const char **out, size_t *out_len) {
     return MLRT_OK;
 }
 
-static mlrt_status parse_number(parser *p, mlrt_json *v) {
+static mlrt_status parse_number(parser *p, mlrt__json *v) {
     size_t start = p->pos;
     const uint8_t *s = p->s;
     size_t i = p->pos, n = p->n;
@@ -155,7 +155,7 @@ static mlrt_status parse_number(parser *p, mlrt_json *v) {
         if (i >= n || s[i] < '0' || s[i] > '9') { p->pos = i; return syntax(p, "bad number exponent"); }
         while (i < n && s[i] >= '0' && s[i] <= '9') i++;
     }
-    v->type = MLRT_JSON_NUMBER;
+    v->type = MLRT__JSON_NUMBER;
     v->str = (const char *)s + start;
     v->len = i - start;
     p->pos = i;
@@ -163,23 +163,23 @@ static mlrt_status parse_number(parser *p, mlrt_json *v) {
 }
 
 static int cmp_members(const void *a, const void *b) {
-    const mlrt_json *x = *(const mlrt_json *const *)a, *y = *(const mlrt_json *const *)b;
+    const mlrt__json *x = *(const mlrt__json *const *)a, *y = *(const mlrt__json *const *)b;
     size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
     int c = memcmp(x->key, y->key, n);
     return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
 }
 
-static mlrt_status check_duplicates(parser *p, const mlrt_json *obj) {
+static mlrt_status check_duplicates(parser *p, const mlrt__json *obj) {
     if (obj->count < 2) return MLRT_OK;
-    const mlrt_json **m = malloc(obj->count * sizeof *m);
+    const mlrt__json **m = malloc(obj->count * sizeof *m);
     if (!m) return oom(p);
     size_t i = 0;
-    for (const mlrt_json *c = obj->child; c; c = c->next) m[i++] = c;
+    for (const mlrt__json *c = obj->child; c; c = c->next) m[i++] = c;
     qsort(m, obj->count, sizeof *m, cmp_members);
     mlrt_status st = MLRT_OK;
     for (i = 1; i < obj->count; i++) {
         if (cmp_members(&m[i - 1], &m[i]) == 0) {
-            st = mlrt_fail(p->err, MLRT_ERR_DUPLICATE_KEY, "%s: duplicate key '%s'", p->what, m[i]->key);
+            st = mlrt__fail(p->err, MLRT_ERR_DUPLICATE_KEY, "%s: duplicate key '%s'", p->what, m[i]->key);
             break;
         }
     }
@@ -187,18 +187,18 @@ static mlrt_status check_duplicates(parser *p, const mlrt_json *obj) {
     return st;
 }
 
-static mlrt_status parse_value(parser *p, mlrt_json *v);
+static mlrt_status parse_value(parser *p, mlrt__json *v);
 
-static mlrt_status parse_container(parser *p, mlrt_json *v, bool object) {
-    if (++p->depth > MLRT_MAX_JSON_DEPTH) return syntax(p, "nesting too deep");
-    v->type = object ? MLRT_JSON_OBJECT : MLRT_JSON_ARRAY;
+static mlrt_status parse_container(parser *p, mlrt__json *v, bool object) {
+    if (++p->depth > MLRT__MAX_JSON_DEPTH) return syntax(p, "nesting too deep");
+    v->type = object ? MLRT__JSON_OBJECT : MLRT__JSON_ARRAY;
     char close = object ? '}' : ']';
     p->pos++;
     skip_ws(p);
-    mlrt_json **tail = &v->child;
+    mlrt__json **tail = &v->child;
     if (p->pos < p->n && p->s[p->pos] == close) { p->pos++; p->depth--; return MLRT_OK; }
     for (;;) {
-        mlrt_json *item = arena_alloc(p->doc, sizeof *item);
+        mlrt__json *item = arena_alloc(p->doc, sizeof *item);
         if (!item) return oom(p);
         memset(item, 0, sizeof *item);
         mlrt_status st;
@@ -231,26 +231,26 @@ static bool literal(parser *p, const char *word) {
     return true;
 }
 
-static mlrt_status parse_value(parser *p, mlrt_json *v) {
+static mlrt_status parse_value(parser *p, mlrt__json *v) {
     skip_ws(p);
     if (p->pos >= p->n) return syntax(p, "unexpected end");
     switch (p->s[p->pos]) {
     case '{': return parse_container(p, v, true);
     case '[': return parse_container(p, v, false);
-    case '"': v->type = MLRT_JSON_STRING; return parse_string(p, &v->str, &v->len);
-    case 't': v->type = MLRT_JSON_TRUE; return literal(p, "true") ? MLRT_OK : syntax(p, "bad literal");
-    case 'f': v->type = MLRT_JSON_FALSE; return literal(p, "false") ? MLRT_OK : syntax(p, "bad literal");
-    case 'n': v->type = MLRT_JSON_NULL; return literal(p, "null") ? MLRT_OK : syntax(p, "bad literal");
+    case '"': v->type = MLRT__JSON_STRING; return parse_string(p, &v->str, &v->len);
+    case 't': v->type = MLRT__JSON_TRUE; return literal(p, "true") ? MLRT_OK : syntax(p, "bad literal");
+    case 'f': v->type = MLRT__JSON_FALSE; return literal(p, "false") ? MLRT_OK : syntax(p, "bad literal");
+    case 'n': v->type = MLRT__JSON_NULL; return literal(p, "null") ? MLRT_OK : syntax(p, "bad literal");
     default: return parse_number(p, v);
     }
 }
 
-mlrt_status mlrt_json_parse(const uint8_t *s, size_t n, const char *what, mlrt_json_doc *doc, mlrt_error *err) {
+mlrt_status mlrt__json_parse(const uint8_t *s, size_t n, const char *what, mlrt__json_doc *doc, mlrt_error *err) {
     memset(doc, 0, sizeof *doc);
-    if (!mlrt_utf8_valid(s, n))
-        return mlrt_fail(err, MLRT_ERR_INVALID_UTF8, "%s: not valid UTF-8", what);
+    if (!mlrt__utf8_valid(s, n))
+        return mlrt__fail(err, MLRT_ERR_INVALID_UTF8, "%s: not valid UTF-8", what);
     parser p = {s, n, 0, 0, what, doc, err};
-    mlrt_json *root = arena_alloc(doc, sizeof *root);
+    mlrt__json *root = arena_alloc(doc, sizeof *root);
     if (!root) return oom(&p);
     memset(root, 0, sizeof *root);
     mlrt_status st = parse_value(&p, root);
@@ -258,34 +258,34 @@ mlrt_status mlrt_json_parse(const uint8_t *s, size_t n, const char *what, mlrt_j
         skip_ws(&p);
         if (p.pos != n) st = syntax(&p, "trailing characters after the JSON value");
     }
-    if (st) { mlrt_json_free(doc); return st; }
+    if (st) { mlrt__json_free(doc); return st; }
     doc->root = root;
     return MLRT_OK;
 }
 
 /* ------------------------------------------------------------- accessors */
 
-bool mlrt_json_u64(const mlrt_json *v, uint64_t *out) {
-    if (!v || v->type != MLRT_JSON_NUMBER || v->len == 0) return false;
+bool mlrt__json_u64(const mlrt__json *v, uint64_t *out) {
+    if (!v || v->type != MLRT__JSON_NUMBER || v->len == 0) return false;
     uint64_t x = 0;
     for (size_t i = 0; i < v->len; i++) {
         char c = v->str[i];
         if (c < '0' || c > '9') return false; /* sign, fraction, exponent */
-        if (!mlrt_mul_u64(x, 10, &x) || !mlrt_add_u64(x, (uint64_t)(c - '0'), &x)) return false;
+        if (!mlrt__mul_u64(x, 10, &x) || !mlrt__add_u64(x, (uint64_t)(c - '0'), &x)) return false;
     }
     *out = x;
     return true;
 }
 
-const mlrt_json *mlrt_json_get(const mlrt_json *obj, const char *key) {
-    if (!obj || obj->type != MLRT_JSON_OBJECT) return NULL;
+const mlrt__json *mlrt__json_get(const mlrt__json *obj, const char *key) {
+    if (!obj || obj->type != MLRT__JSON_OBJECT) return NULL;
     size_t n = strlen(key);
-    for (const mlrt_json *c = obj->child; c; c = c->next)
+    for (const mlrt__json *c = obj->child; c; c = c->next)
         if (c->key_len == n && memcmp(c->key, key, n) == 0) return c;
     return NULL;
 }
 
-const char *mlrt_json_type_name(mlrt_json_type t) {
+const char *mlrt__json_type_name(mlrt__json_type t) {
     static const char *const names[] = {"null", "false", "true", "number", "string", "array", "object"};
-    return (unsigned)t <= MLRT_JSON_OBJECT ? names[t] : "?";
+    return (unsigned)t <= MLRT__JSON_OBJECT ? names[t] : "?";
 }

@@ -29,12 +29,12 @@ typedef struct lz4_in {
 static mlrt_status extend_length(lz4_in *s, size_t *len, size_t room, const char *what) {
     for (;;) {
         if (s->pos >= s->n)
-            return mlrt_fail(s->err, MLRT_ERR_TRUNCATED, FMT ": block ends at byte %zu inside a %s length",
+            return mlrt__fail(s->err, MLRT_ERR_TRUNCATED, FMT ": block ends at byte %zu inside a %s length",
                              s->pos, what);
         uint8_t b = s->p[s->pos++];
         *len += b;
         if (*len > room)
-            return mlrt_fail(s->err, MLRT_ERR_SIZE_MISMATCH,
+            return mlrt__fail(s->err, MLRT_ERR_SIZE_MISMATCH,
                              FMT ": %s length at byte %zu runs past the %zu-byte output (%zu bytes written)", what,
                              s->pos - 1, s->out_len, s->op);
         if (b != 255) return MLRT_OK;
@@ -58,29 +58,29 @@ static void copy_match(uint8_t *d, size_t offset, size_t len) {
     memcpy(d, s, len);
 }
 
-mlrt_status mlrt_lz4_block_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
+mlrt_status mlrt__lz4_block_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
                                   mlrt_error *err) {
     if ((!in && in_len) || (!out && out_len))
-        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, FMT ": NULL buffer with a nonzero length");
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, FMT ": NULL buffer with a nonzero length");
     static uint8_t no_output;
     if (!out) out = &no_output;
     if (in_len == 0)
-        return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": the block is empty (even an empty block has a token)");
+        return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": the block is empty (even an empty block has a token)");
     lz4_in s = {in, in_len, 0, 0, out_len, err};
     mlrt_status st;
     for (;;) {
         if (s.pos >= s.n)
-            return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": block ends at byte %zu where a token was expected "
+            return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": block ends at byte %zu where a token was expected "
                              "(%zu of %zu bytes written)", s.pos, s.op, out_len);
         size_t token_at = s.pos;
         uint8_t token = in[s.pos++];
         size_t lit = token >> 4;
         if (lit == 15 && (st = extend_length(&s, &lit, out_len - s.op, "literal"))) return st;
         if (lit > s.n - s.pos)
-            return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": %zu literals at byte %zu run past the end of the "
+            return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": %zu literals at byte %zu run past the end of the "
                              "%zu-byte block", lit, s.pos, s.n);
         if (lit > out_len - s.op)
-            return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": %zu literals at byte %zu run past the %zu-byte "
+            return mlrt__fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": %zu literals at byte %zu run past the %zu-byte "
                              "output (%zu bytes written)", lit, s.pos, out_len, s.op);
         /* hot path: short literal runs copied as one 16-byte chunk when both sides have room */
         if (lit <= 16 && s.n - s.pos >= 16 && out_len - s.op >= 16) memcpy(out + s.op, in + s.pos, 16);
@@ -89,27 +89,27 @@ mlrt_status mlrt_lz4_block_decode(const uint8_t *in, size_t in_len, uint8_t *out
         s.op += lit;
         if (s.pos == s.n) {
             if (s.op == out_len) return MLRT_OK;
-            return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": block decodes to %zu bytes, expected %zu", s.op,
+            return mlrt__fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": block decodes to %zu bytes, expected %zu", s.op,
                              out_len);
         }
         if (s.op == out_len)
-            return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": block continues at byte %zu after all %zu output "
+            return mlrt__fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": block continues at byte %zu after all %zu output "
                              "bytes are written", s.pos, out_len);
         if (s.n - s.pos < 2)
-            return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": block ends at byte %zu inside a match offset", s.pos);
+            return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": block ends at byte %zu inside a match offset", s.pos);
         size_t offset = (size_t)in[s.pos] | (size_t)in[s.pos + 1] << 8;
         if (offset == 0)
-            return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": match offset 0 at byte %zu (sequence at byte %zu)",
+            return mlrt__fail(err, MLRT_ERR_BAD_HEADER, FMT ": match offset 0 at byte %zu (sequence at byte %zu)",
                              s.pos, token_at);
         if (offset > s.op)
-            return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": match offset %zu at byte %zu reaches before the "
+            return mlrt__fail(err, MLRT_ERR_BAD_HEADER, FMT ": match offset %zu at byte %zu reaches before the "
                              "start of the output (%zu bytes written)", offset, s.pos, s.op);
         s.pos += 2;
         size_t len = token & 15;
         if (len == 15 && (st = extend_length(&s, &len, out_len - s.op, "match"))) return st;
         len += MIN_MATCH;
         if (len > out_len - s.op)
-            return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": %zu-byte match of the sequence at byte %zu runs "
+            return mlrt__fail(err, MLRT_ERR_SIZE_MISMATCH, FMT ": %zu-byte match of the sequence at byte %zu runs "
                              "past the %zu-byte output (%zu bytes written)", len, token_at, out_len, s.op);
         uint8_t *d = out + s.op;
         if (offset >= 16 && out_len - s.op >= len + 15) {

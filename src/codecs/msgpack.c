@@ -144,7 +144,7 @@ static int shortest_digits(uint64_t f, int e, bool closer, char *digits, int *k)
 }
 
 /* Number#toString's layout for digits d[0..nd) and v = 0.d * 10^k. */
-static void number_layout(mlrt_buf *b, bool neg, const char *d, int nd, int k) {
+static void number_layout(mlrt__buf *b, bool neg, const char *d, int nd, int k) {
     char o[48];
     int n = 0;
     if (neg) o[n++] = '-';
@@ -173,15 +173,15 @@ static void number_layout(mlrt_buf *b, bool neg, const char *d, int nd, int k) {
         if (x >= 10) o[n++] = (char)('0' + x / 10 % 10);
         o[n++] = (char)('0' + x % 10);
     }
-    mlrt_buf_append(b, o, (size_t)n);
+    mlrt__buf_append(b, o, (size_t)n);
 }
 
-void mlrt_buf_number(mlrt_buf *b, double v, bool single) {
+void mlrt__buf_number(mlrt__buf *b, double v, bool single) {
     uint64_t u;
     memcpy(&u, &v, 8);
     bool neg = u >> 63;
-    if (v != v || v - v != 0) { mlrt_buf_puts(b, "null"); return; } /* NaN, infinities */
-    if (v == 0) { mlrt_buf_puts(b, neg ? "-0" : "0"); return; }
+    if (v != v || v - v != 0) { mlrt__buf_puts(b, "null"); return; } /* NaN, infinities */
+    if (v == 0) { mlrt__buf_puts(b, neg ? "-0" : "0"); return; }
     uint64_t f, man;
     int e, exp;
     if (single) {
@@ -211,7 +211,7 @@ typedef struct mp {
     size_t n, pos;      /* input [0, n), next byte at pos */
     size_t base;        /* file offset of p[0], for messages */
     const char *what;   /* "apr: metadata" */
-    mlrt_buf *out;
+    mlrt__buf *out;
     mlrt_error *err;
 } mp;
 
@@ -221,7 +221,7 @@ typedef struct key_ref {
 } key_ref;
 
 static mlrt_status truncated(mp *m, const char *inside) {
-    return mlrt_fail(m->err, MLRT_ERR_TRUNCATED, "%s: ends at byte %zu inside %s", m->what, m->base + m->n, inside);
+    return mlrt__fail(m->err, MLRT_ERR_TRUNCATED, "%s: ends at byte %zu inside %s", m->what, m->base + m->n, inside);
 }
 
 /* A big-endian unsigned integer of k bytes. */
@@ -264,11 +264,11 @@ static mlrt_status length(mp *m, uint8_t t, size_t *len) {
 static mlrt_status string(mp *m, size_t len, key_ref *key) {
     if (len > m->n - m->pos) return truncated(m, "a string");
     const uint8_t *s = m->p + m->pos;
-    if (!mlrt_utf8_valid(s, len))
-        return mlrt_fail(m->err, MLRT_ERR_INVALID_UTF8, "%s: string at byte %zu is not valid UTF-8", m->what,
+    if (!mlrt__utf8_valid(s, len))
+        return mlrt__fail(m->err, MLRT_ERR_INVALID_UTF8, "%s: string at byte %zu is not valid UTF-8", m->what,
                          m->base + m->pos);
     if (key) *key = (key_ref){s, len, key->at};
-    mlrt_buf_json_string(m->out, (const char *)s, len);
+    mlrt__buf_json_string(m->out, (const char *)s, len);
     m->pos += len;
     return MLRT_OK;
 }
@@ -283,7 +283,7 @@ static mlrt_status duplicates(mp *m, key_ref *keys, size_t count) {
     qsort(keys, count, sizeof *keys, by_key);
     for (size_t i = 1; i < count; i++)
         if (by_key(&keys[i - 1], &keys[i]) == 0)
-            return mlrt_fail(m->err, MLRT_ERR_DUPLICATE_KEY, "%s: duplicate key '%.*s' at byte %zu", m->what,
+            return mlrt__fail(m->err, MLRT_ERR_DUPLICATE_KEY, "%s: duplicate key '%.*s' at byte %zu", m->what,
                              (int)keys[i].len, (const char *)keys[i].s,
                              keys[i].at > keys[i - 1].at ? keys[i].at : keys[i - 1].at);
     return MLRT_OK;
@@ -292,18 +292,18 @@ static mlrt_status duplicates(mp *m, key_ref *keys, size_t count) {
 static mlrt_status value(mp *m, int depth);
 
 static mlrt_status container(mp *m, size_t count, bool map, size_t at, int depth) {
-    if (depth >= MLRT_MAX_META_DEPTH)
-        return mlrt_fail(m->err, MLRT_ERR_INVALID_MSGPACK, "%s: %s at byte %zu nests deeper than %d levels", m->what,
-                         map ? "map" : "array", at, MLRT_MAX_META_DEPTH);
+    if (depth >= MLRT__MAX_META_DEPTH)
+        return mlrt__fail(m->err, MLRT_ERR_INVALID_MSGPACK, "%s: %s at byte %zu nests deeper than %d levels", m->what,
+                         map ? "map" : "array", at, MLRT__MAX_META_DEPTH);
     if (count > (m->n - m->pos) / (map ? 2 : 1)) /* every item takes at least a byte */
-        return mlrt_fail(m->err, MLRT_ERR_TRUNCATED, "%s: %s at byte %zu declares %zu items but %zu bytes remain",
+        return mlrt__fail(m->err, MLRT_ERR_TRUNCATED, "%s: %s at byte %zu declares %zu items but %zu bytes remain",
                          m->what, map ? "map" : "array", at, count, m->n - m->pos);
     key_ref *keys = map && count > 1 ? malloc(count * sizeof *keys) : NULL;
-    if (map && count > 1 && !keys) return mlrt_fail(m->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", m->what);
+    if (map && count > 1 && !keys) return mlrt__fail(m->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", m->what);
     mlrt_status st = MLRT_OK;
-    mlrt_buf_append(m->out, map ? "{" : "[", 1);
+    mlrt__buf_append(m->out, map ? "{" : "[", 1);
     for (size_t i = 0; i < count && !st; i++) {
-        if (i) mlrt_buf_append(m->out, ",", 1);
+        if (i) mlrt__buf_append(m->out, ",", 1);
         if (map && m->pos >= m->n) {
             st = truncated(m, "a map key");
         } else if (map) {
@@ -311,14 +311,14 @@ static mlrt_status container(mp *m, size_t count, bool map, size_t at, int depth
             uint8_t t = m->p[m->pos++];
             size_t len = 0;
             if (!((t >= 0xa0 && t <= 0xbf) || (t >= 0xd9 && t <= 0xdb)))
-                st = mlrt_fail(m->err, MLRT_ERR_BAD_HEADER, "%s: map key at byte %zu is %s, not a string", m->what,
+                st = mlrt__fail(m->err, MLRT_ERR_BAD_HEADER, "%s: map key at byte %zu is %s, not a string", m->what,
                                m->base + m->pos - 1, type_name(t));
             else if (!(st = length(m, t, &len)) && !(st = string(m, len, keys ? &keys[i] : NULL)))
-                mlrt_buf_append(m->out, ":", 1);
+                mlrt__buf_append(m->out, ":", 1);
         }
         if (!st) st = value(m, depth + 1);
     }
-    mlrt_buf_append(m->out, map ? "}" : "]", 1);
+    mlrt__buf_append(m->out, map ? "}" : "]", 1);
     if (!st && keys) st = duplicates(m, keys, count);
     free(keys);
     return st;
@@ -326,9 +326,9 @@ static mlrt_status container(mp *m, size_t count, bool map, size_t at, int depth
 
 static mlrt_status binary(mp *m, size_t len) {
     if (len > m->n - m->pos) return truncated(m, "binary data");
-    mlrt_buf_append(m->out, "[", 1);
-    for (size_t i = 0; i < len; i++) mlrt_buf_printf(m->out, "%s%u", i ? "," : "", m->p[m->pos + i]);
-    mlrt_buf_append(m->out, "]", 1);
+    mlrt__buf_append(m->out, "[", 1);
+    for (size_t i = 0; i < len; i++) mlrt__buf_printf(m->out, "%s%u", i ? "," : "", m->p[m->pos + i]);
+    mlrt__buf_append(m->out, "]", 1);
     m->pos += len;
     return MLRT_OK;
 }
@@ -348,12 +348,12 @@ static mlrt_status number(mp *m, uint8_t t) {
         } else {
             memcpy(&d, &v, 8);
         }
-        mlrt_buf_number(m->out, d, t == 0xca);
+        mlrt__buf_number(m->out, d, t == 0xca);
     } else if (t <= 0xcf) {
-        mlrt_buf_printf(m->out, "%llu", (unsigned long long)v);
+        mlrt__buf_printf(m->out, "%llu", (unsigned long long)v);
     } else { /* sign-extend int 8..64 */
         unsigned shift = 64 - 8 * (unsigned)width;
-        mlrt_buf_printf(m->out, "%lld", (long long)(int64_t)(v << shift) >> shift);
+        mlrt__buf_printf(m->out, "%lld", (long long)(int64_t)(v << shift) >> shift);
     }
     return MLRT_OK;
 }
@@ -364,17 +364,17 @@ static mlrt_status value(mp *m, int depth) {
     uint8_t t = m->p[m->pos++];
     size_t len = 0;
     mlrt_status st;
-    if (t <= 0x7f) { mlrt_buf_printf(m->out, "%u", t); return MLRT_OK; }
-    if (t >= 0xe0) { mlrt_buf_printf(m->out, "%d", (int)t - 256); return MLRT_OK; }
+    if (t <= 0x7f) { mlrt__buf_printf(m->out, "%u", t); return MLRT_OK; }
+    if (t >= 0xe0) { mlrt__buf_printf(m->out, "%d", (int)t - 256); return MLRT_OK; }
     switch (t) {
-    case 0xc0: mlrt_buf_puts(m->out, "null"); return MLRT_OK;
-    case 0xc2: mlrt_buf_puts(m->out, "false"); return MLRT_OK;
-    case 0xc3: mlrt_buf_puts(m->out, "true"); return MLRT_OK;
+    case 0xc0: mlrt__buf_puts(m->out, "null"); return MLRT_OK;
+    case 0xc2: mlrt__buf_puts(m->out, "false"); return MLRT_OK;
+    case 0xc3: mlrt__buf_puts(m->out, "true"); return MLRT_OK;
     case 0xc1:
-        return mlrt_fail(m->err, MLRT_ERR_INVALID_MSGPACK, "%s: byte 0xc1 at byte %zu is never used in MessagePack",
+        return mlrt__fail(m->err, MLRT_ERR_INVALID_MSGPACK, "%s: byte 0xc1 at byte %zu is never used in MessagePack",
                          m->what, at);
     case 0xc7: case 0xc8: case 0xc9: case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
-        return mlrt_fail(m->err, MLRT_ERR_UNSUPPORTED, "%s: extension value at byte %zu has no JSON form", m->what, at);
+        return mlrt__fail(m->err, MLRT_ERR_UNSUPPORTED, "%s: extension value at byte %zu has no JSON form", m->what, at);
     case 0xca: case 0xcb: case 0xcc: case 0xcd: case 0xce: case 0xcf: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
         return number(m, t);
     default:
@@ -387,11 +387,11 @@ static mlrt_status value(mp *m, int depth) {
     return binary(m, len);
 }
 
-mlrt_status mlrt_msgpack_to_json(const uint8_t *p, size_t n, size_t base, const char *what, mlrt_buf *out,
+mlrt_status mlrt__msgpack_to_json(const uint8_t *p, size_t n, size_t base, const char *what, mlrt__buf *out,
                                  size_t *used, mlrt_error *err) {
     mp m = {p, n, 0, base, what, out, err};
     mlrt_status st = value(&m, 0);
-    if (!st && out->oom) st = mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+    if (!st && out->oom) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
     *used = m.pos;
     return st;
 }

@@ -97,11 +97,11 @@ typedef struct zdec {
 } zdec;
 
 static mlrt_status corrupt(zdec *d, size_t at, const char *what) {
-    return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": %s at byte %zu (block %u)", what, at, d->block_no);
+    return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": %s at byte %zu (block %u)", what, at, d->block_no);
 }
 
 static mlrt_status truncated(zdec *d, size_t at, const char *what) {
-    return mlrt_fail(d->err, MLRT_ERR_TRUNCATED, FMT ": input ends at byte %zu inside %s", at, what);
+    return mlrt__fail(d->err, MLRT_ERR_TRUNCATED, FMT ": input ends at byte %zu inside %s", at, what);
 }
 
 static unsigned highbit(uint32_t v) { return 31u - (unsigned)__builtin_clz(v); } /* v > 0 */
@@ -121,7 +121,7 @@ typedef struct bitrev {
 static inline void br_refill(bitrev *b) {
     if (b->avail > 56 || b->avail < 0) return;
     if (b->p - b->begin >= 8) {
-        b->bits |= mlrt_rd_u64(b->p - 8) >> b->avail;
+        b->bits |= mlrt__rd_u64(b->p - 8) >> b->avail;
         int n = (64 - b->avail) >> 3;
         b->p -= n;
         b->avail += 8 * n;
@@ -480,7 +480,7 @@ static mlrt_status read_seq_table(zdec *d, size_t *at, size_t end, unsigned mode
     case 1:
         if (*at >= end) return corrupt(d, *at, "RLE symbol runs past the block");
         if (d->in[*at] > k->max_code)
-            return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": RLE %s code %u at byte %zu is above %u (block %u)",
+            return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": RLE %s code %u at byte %zu is above %u (block %u)",
                              k->name, d->in[*at], *at, k->max_code, d->block_no);
         t->log = 0;
         t->cell[0] = (fse_cell){0, 0, d->in[*at]};
@@ -494,7 +494,7 @@ static mlrt_status read_seq_table(zdec *d, size_t *at, size_t end, unsigned mode
         break;
     default:
         if (!*have)
-            return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": %s table at byte %zu repeats a table no earlier "
+            return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": %s table at byte %zu repeats a table no earlier "
                              "block defined (block %u)", k->name, *at, d->block_no);
         break;
     }
@@ -525,10 +525,10 @@ static inline void copy_match(uint8_t *dst, size_t offset, size_t len, size_t ro
 /* Output room for n more bytes of this block, under both out_len and Block_Maximum_Size. */
 static mlrt_status check_room(zdec *d, size_t op, size_t block_start, size_t n, size_t at) {
     if (n > d->out_len - op)
-        return mlrt_fail(d->err, MLRT_ERR_SIZE_MISMATCH, FMT ": frame decodes to more than %zu bytes (block %u "
+        return mlrt__fail(d->err, MLRT_ERR_SIZE_MISMATCH, FMT ": frame decodes to more than %zu bytes (block %u "
                          "at byte %zu)", d->out_len, d->block_no, at);
     if (op + n - block_start > d->block_max)
-        return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": block %u at byte %zu decodes to more than the block "
+        return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": block %u at byte %zu decodes to more than the block "
                          "maximum of %zu bytes", d->block_no, at, d->block_max);
     return MLRT_OK;
 }
@@ -577,7 +577,7 @@ static mlrt_status decode_sequences(zdec *d, size_t at, size_t end, uint32_t nse
             }
         }
         if (ll > (size_t)(lit_end - lit))
-            return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": sequence %u of block %u (bitstream at byte %zu) "
+            return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": sequence %u of block %u (bitstream at byte %zu) "
                              "uses more literals than the block has", i, d->block_no, at);
         if ((st = check_room(d, op, block_start, ll + ml, at))) return st;
         if (ll <= 16 && d->out_len - op >= 16) memcpy(out + op, lit, 16); /* lit_buf has LIT_PAD slack */
@@ -585,7 +585,7 @@ static mlrt_status decode_sequences(zdec *d, size_t at, size_t end, uint32_t nse
         op += ll;
         lit += ll;
         if (off == 0 || off > op || off > d->window)
-            return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": sequence %u of block %u (bitstream at byte %zu) "
+            return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": sequence %u of block %u (bitstream at byte %zu) "
                              "has offset %zu with %zu bytes decoded (window %llu)", i, d->block_no, at, off, op,
                              (unsigned long long)d->window);
         copy_match(out + op, off, ml, d->out_len - op);
@@ -645,7 +645,7 @@ static mlrt_status decode_blocks(zdec *d, size_t *pos) {
         at += 3;
         if (type == 3) return corrupt(d, at - 3, "reserved block type");
         if (size > d->block_max)
-            return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": block %u at byte %zu has size %zu, above the "
+            return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": block %u at byte %zu has size %zu, above the "
                              "block maximum of %zu", d->block_no, at - 3, size, d->block_max);
         size_t body = type == 1 ? 1 : size;
         if (d->in_len - at < body) return truncated(d, d->in_len, "a block");
@@ -690,10 +690,10 @@ static mlrt_status read_frame_header(zdec *d, size_t *pos, bool *checksum) {
     for (size_t i = 0; i < fcs_n; i++) fcs |= (uint64_t)p[i] << (8 * i);
     if (fcs_n == 2) fcs += 256;
     if (dict != 0)
-        return mlrt_fail(d->err, MLRT_ERR_UNSUPPORTED, FMT ": frame at byte %zu needs dictionary %llu "
+        return mlrt__fail(d->err, MLRT_ERR_UNSUPPORTED, FMT ": frame at byte %zu needs dictionary %llu "
                          "(dictionaries are not supported)", at - 4, (unsigned long long)dict);
     if (fcs_n && fcs != d->out_len)
-        return mlrt_fail(d->err, MLRT_ERR_SIZE_MISMATCH, FMT ": frame at byte %zu declares %llu content bytes, "
+        return mlrt__fail(d->err, MLRT_ERR_SIZE_MISMATCH, FMT ": frame at byte %zu declares %llu content bytes, "
                          "expected %zu", at - 4, (unsigned long long)fcs, d->out_len);
     if (single) d->window = fcs;
     d->block_max = d->window < BLOCK_MAX ? (size_t)d->window : BLOCK_MAX;
@@ -703,13 +703,13 @@ static mlrt_status read_frame_header(zdec *d, size_t *pos, bool *checksum) {
 
 /* Skips skippable frames (magic 0x184D2A5?, u32 LE size, that many bytes) from *pos. */
 static mlrt_status skip_skippable(const uint8_t *in, size_t in_len, size_t *pos, mlrt_error *err) {
-    while (in_len - *pos >= 4 && (mlrt_rd_u32(in + *pos) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
+    while (in_len - *pos >= 4 && (mlrt__rd_u32(in + *pos) & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
         if (in_len - *pos < 8)
-            return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": input ends at byte %zu inside a skippable frame header",
+            return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": input ends at byte %zu inside a skippable frame header",
                              in_len);
-        uint32_t size = mlrt_rd_u32(in + *pos + 4);
+        uint32_t size = mlrt__rd_u32(in + *pos + 4);
         if (in_len - *pos - 8 < size)
-            return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": skippable frame at byte %zu declares %u bytes, "
+            return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": skippable frame at byte %zu declares %u bytes, "
                              "only %zu remain", *pos, size, in_len - *pos - 8);
         *pos += 8 + (size_t)size;
     }
@@ -722,40 +722,40 @@ static mlrt_status decode_frame(zdec *d, size_t pos) {
     pos += 4;
     if ((st = read_frame_header(d, &pos, &checksum)) || (st = decode_blocks(d, &pos))) return st;
     if (d->op != d->out_len)
-        return mlrt_fail(d->err, MLRT_ERR_SIZE_MISMATCH, FMT ": frame decodes to %zu bytes, expected %zu", d->op,
+        return mlrt__fail(d->err, MLRT_ERR_SIZE_MISMATCH, FMT ": frame decodes to %zu bytes, expected %zu", d->op,
                          d->out_len);
     if (checksum) {
         if (d->in_len - pos < 4) return truncated(d, d->in_len, "the content checksum");
-        uint32_t want = mlrt_rd_u32(d->in + pos), got = (uint32_t)mlrt_xxh64(d->out, d->out_len, 0);
+        uint32_t want = mlrt__rd_u32(d->in + pos), got = (uint32_t)mlrt__xxh64(d->out, d->out_len, 0);
         if (want != got)
-            return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": content checksum at byte %zu is %x, the content's "
+            return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": content checksum at byte %zu is %x, the content's "
                              "is %x", pos, want, got);
         pos += 4;
     }
     if ((st = skip_skippable(d->in, d->in_len, &pos, d->err))) return st;
     if (pos == d->in_len) return MLRT_OK;
-    if (d->in_len - pos >= 4 && mlrt_rd_u32(d->in + pos) == MAGIC)
-        return mlrt_fail(d->err, MLRT_ERR_UNSUPPORTED, FMT ": a second frame at byte %zu (one frame is supported)",
+    if (d->in_len - pos >= 4 && mlrt__rd_u32(d->in + pos) == MAGIC)
+        return mlrt__fail(d->err, MLRT_ERR_UNSUPPORTED, FMT ": a second frame at byte %zu (one frame is supported)",
                          pos);
-    return mlrt_fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": %zu unexpected bytes after the frame at byte %zu",
+    return mlrt__fail(d->err, MLRT_ERR_BAD_HEADER, FMT ": %zu unexpected bytes after the frame at byte %zu",
                      d->in_len - pos, pos);
 }
 
-mlrt_status mlrt_zstd_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, mlrt_error *err) {
+mlrt_status mlrt__zstd_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, mlrt_error *err) {
     static uint8_t no_output;
     if ((!in && in_len) || (!out && out_len))
-        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT, FMT ": NULL buffer with a nonzero length");
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, FMT ": NULL buffer with a nonzero length");
     if (!out) out = &no_output;
     size_t pos = 0;
     mlrt_status st = in_len ? skip_skippable(in, in_len, &pos, err) : MLRT_OK;
     if (st) return st;
     if (in_len - pos < 4)
-        return mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": input ends at byte %zu before a frame", in_len);
-    if (mlrt_rd_u32(in + pos) != MAGIC)
-        return mlrt_fail(err, MLRT_ERR_BAD_HEADER, FMT ": no frame magic at byte %zu (found %x)", pos,
-                         mlrt_rd_u32(in + pos));
+        return mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": input ends at byte %zu before a frame", in_len);
+    if (mlrt__rd_u32(in + pos) != MAGIC)
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, FMT ": no frame magic at byte %zu (found %x)", pos,
+                         mlrt__rd_u32(in + pos));
     zdec *d = calloc(1, sizeof *d);
-    if (!d) return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory for the decoder state");
+    if (!d) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory for the decoder state");
     d->in = in;
     d->in_len = in_len;
     d->out = out;
@@ -781,17 +781,17 @@ static inline uint64_t rotl64(uint64_t x, unsigned r) { return x << r | x >> (64
 static inline uint64_t xx_round(uint64_t acc, uint64_t lane) { return rotl64(acc + lane * P2, 31) * P1; }
 static inline uint64_t xx_merge(uint64_t h, uint64_t v) { return (h ^ xx_round(0, v)) * P1 + P4; }
 
-uint64_t mlrt_xxh64(const uint8_t *p, size_t n, uint64_t seed) {
+uint64_t mlrt__xxh64(const uint8_t *p, size_t n, uint64_t seed) {
     size_t i = 0;
     uint64_t h;
     if (n >= 32) {
         uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
         /* hot loop: four lanes of 8 bytes */
         for (; n - i >= 32; i += 32) {
-            v1 = xx_round(v1, mlrt_rd_u64(p + i));
-            v2 = xx_round(v2, mlrt_rd_u64(p + i + 8));
-            v3 = xx_round(v3, mlrt_rd_u64(p + i + 16));
-            v4 = xx_round(v4, mlrt_rd_u64(p + i + 24));
+            v1 = xx_round(v1, mlrt__rd_u64(p + i));
+            v2 = xx_round(v2, mlrt__rd_u64(p + i + 8));
+            v3 = xx_round(v3, mlrt__rd_u64(p + i + 16));
+            v4 = xx_round(v4, mlrt__rd_u64(p + i + 24));
         }
         h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
         h = xx_merge(xx_merge(xx_merge(xx_merge(h, v1), v2), v3), v4);
@@ -799,9 +799,9 @@ uint64_t mlrt_xxh64(const uint8_t *p, size_t n, uint64_t seed) {
         h = seed + P5;
     }
     h += n;
-    for (; n - i >= 8; i += 8) h = rotl64(h ^ xx_round(0, mlrt_rd_u64(p + i)), 27) * P1 + P4;
+    for (; n - i >= 8; i += 8) h = rotl64(h ^ xx_round(0, mlrt__rd_u64(p + i)), 27) * P1 + P4;
     if (n - i >= 4) {
-        h = rotl64(h ^ (uint64_t)mlrt_rd_u32(p + i) * P1, 23) * P2 + P3;
+        h = rotl64(h ^ (uint64_t)mlrt__rd_u32(p + i) * P1, 23) * P2 + P3;
         i += 4;
     }
     for (; i < n; i++) h = rotl64(h ^ p[i] * P5, 11) * P1;

@@ -21,7 +21,7 @@
  *                           Option<Vec<usize>> | Option<Vector<f32>> y_train
  * The forest's training set is checked (sizes, out-of-bag indices) and not kept.
  * Trees are read without recursion: an explicit stack of pending right subtrees, at most
- * MLRT_MAX_TREE_DEPTH deep. Policy: a NaN threshold, a non-finite regressor leaf and a model that
+ * MLRT__MAX_TREE_DEPTH deep. Policy: a NaN threshold, a non-finite regressor leaf and a model that
  * was never fitted are refused; infinite thresholds are kept (they compare exactly). */
 #include "../codecs/bincode.h"
 #include <math.h>
@@ -49,12 +49,12 @@ typedef struct tree_facts {
 typedef struct pending { uint32_t node, depth; } pending;
 
 typedef struct parse {
-    mlrt_bincode c;
+    mlrt__bincode c;
     layout L;
     const char *model;         /* "DecisionTree" / "RandomForest" */
-    mlrt_forest *f;            /* second pass: the nodes to fill; NULL in the first pass */
+    mlrt__forest *f;            /* second pass: the nodes to fill; NULL in the first pass */
     uint32_t n_nodes, n_leaves, n_trees;
-    pending *stack;            /* [MLRT_MAX_TREE_DEPTH] right subtrees still to read */
+    pending *stack;            /* [MLRT__MAX_TREE_DEPTH] right subtrees still to read */
     mlrt_error semantic;       /* the first invariant that failed (code MLRT_OK: none) */
     const uint8_t *y_labels;   /* a classifier forest's y_train: [n_y] u64 labels, or NULL */
     uint64_t n_y;
@@ -63,44 +63,44 @@ typedef struct parse {
 /* Records the first broken invariant; reading goes on, so the structure is still checked. */
 static void invalid(parse *p, mlrt_status code, const char *fmt, ...) {
     if (p->semantic.code) return;
-    int k = mlrt_format_to(p->semantic.message, sizeof p->semantic.message, "apr: %s (%s) payload: ", p->model, p->L.name);
+    int k = mlrt__format_to(p->semantic.message, sizeof p->semantic.message, "apr: %s (%s) payload: ", p->model, p->L.name);
     va_list ap;
     va_start(ap, fmt);
-    mlrt_vformat(p->semantic.message + k, sizeof p->semantic.message - (size_t)k, fmt, ap);
+    mlrt__vformat(p->semantic.message + k, sizeof p->semantic.message - (size_t)k, fmt, ap);
     va_end(ap);
     p->semantic.code = code;
 }
 
 /* A split's fields after its tag. */
 static mlrt_status read_split(parse *p, uint32_t idx, size_t at, uint32_t depth, tree_facts *t) {
-    mlrt_bincode *c = &p->c;
+    mlrt__bincode *c = &p->c;
     uint64_t feature = 0, samples;
     float threshold = 0, impurity;
-    mlrt_status st = mlrt_bc_u64(c, "a split's feature", &feature);
-    if (!st) st = mlrt_bc_f32(c, "a split's threshold", &threshold);
-    if (!st && p->L.e2) st = mlrt_bc_f32(c, "a split's impurity", &impurity);
-    if (!st && p->L.e2) st = mlrt_bc_u64(c, "a split's n_node_samples", &samples);
+    mlrt_status st = mlrt__bc_u64(c, "a split's feature", &feature);
+    if (!st) st = mlrt__bc_f32(c, "a split's threshold", &threshold);
+    if (!st && p->L.e2) st = mlrt__bc_f32(c, "a split's impurity", &impurity);
+    if (!st && p->L.e2) st = mlrt__bc_u64(c, "a split's n_node_samples", &samples);
     if (st) return st;
-    if (depth >= MLRT_MAX_TREE_DEPTH)
-        return mlrt_fail(c->err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload byte %zu: tree %u is deeper than %u levels, mlrt's limit",
-                         c->type, at, p->n_trees, MLRT_MAX_TREE_DEPTH);
-    if (feature >= MLRT_MAX_DIM)
+    if (depth >= MLRT__MAX_TREE_DEPTH)
+        return mlrt__fail(c->err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload byte %zu: tree %u is deeper than %u levels, mlrt's limit",
+                         c->type, at, p->n_trees, MLRT__MAX_TREE_DEPTH);
+    if (feature >= MLRT__MAX_DIM)
         invalid(p, MLRT_ERR_BAD_DIMENSIONS, "the split at byte %zu uses feature %llu, beyond mlrt's %u features", at,
-                (unsigned long long)feature, MLRT_MAX_DIM);
+                (unsigned long long)feature, MLRT__MAX_DIM);
     else if (feature + 1 > t->max_feature) t->max_feature = feature + 1, t->max_feature_at = at;
     if (isnan(threshold)) invalid(p, MLRT_ERR_NON_FINITE, "the split at byte %zu has a NaN threshold", at);
-    if (p->f) p->f->nodes[idx] = (mlrt_tree_node){(uint32_t)feature, {.threshold = threshold}, idx + 1, UINT32_MAX};
+    if (p->f) p->f->nodes[idx] = (mlrt__tree_node){(uint32_t)feature, {.threshold = threshold}, idx + 1, UINT32_MAX};
     return MLRT_OK;
 }
 
 /* A leaf's fields after its tag. Classifier leaves hold the label itself until classes are known. */
 static mlrt_status read_leaf(parse *p, uint32_t idx, size_t at, uint32_t depth, tree_facts *t) {
-    mlrt_bincode *c = &p->c;
+    mlrt__bincode *c = &p->c;
     uint64_t label = 0, samples = 0;
     float value = 0, impurity;
-    mlrt_status st = p->L.regressor ? mlrt_bc_f32(c, "a leaf's value", &value) : mlrt_bc_u64(c, "a leaf's class_label", &label);
-    if (!st) st = mlrt_bc_u64(c, "a leaf's n_samples", &samples);
-    if (!st && p->L.e2) st = mlrt_bc_f32(c, "a leaf's impurity", &impurity);
+    mlrt_status st = p->L.regressor ? mlrt__bc_f32(c, "a leaf's value", &value) : mlrt__bc_u64(c, "a leaf's class_label", &label);
+    if (!st) st = mlrt__bc_u64(c, "a leaf's n_samples", &samples);
+    if (!st && p->L.e2) st = mlrt__bc_f32(c, "a leaf's impurity", &impurity);
     if (st) return st;
     if (samples == 0) invalid(p, MLRT_ERR_BAD_PAYLOAD, "the leaf at byte %zu holds 0 training samples", at);
     if (depth > 0 && samples < t->min_leaf_samples) t->min_leaf_samples = samples, t->min_leaf_at = at;
@@ -110,8 +110,8 @@ static mlrt_status read_leaf(parse *p, uint32_t idx, size_t at, uint32_t depth, 
                 (unsigned long long)label);
     p->n_leaves++;
     if (p->f) {
-        mlrt_tree_node *n = &p->f->nodes[idx];
-        *n = (mlrt_tree_node){0, {.value = value}, idx, idx};
+        mlrt__tree_node *n = &p->f->nodes[idx];
+        *n = (mlrt__tree_node){0, {.value = value}, idx, idx};
         if (!p->L.regressor) n->v.cls = (uint32_t)label;
     }
     return MLRT_OK;
@@ -119,17 +119,17 @@ static mlrt_status read_leaf(parse *p, uint32_t idx, size_t at, uint32_t depth, 
 
 /* One tree's nodes, in pre-order, without recursion. */
 static mlrt_status read_nodes(parse *p, tree_facts *t) {
-    mlrt_bincode *c = &p->c;
+    mlrt__bincode *c = &p->c;
     uint32_t sp = 0, depth = 0, patch = UINT32_MAX; /* patch: the split whose right child comes next */
     if (p->f) p->f->root[p->n_trees] = p->n_nodes;
     for (;;) {
         size_t at = c->pos;
         uint32_t kind;
-        mlrt_status st = mlrt_bc_variant(c, "a node's tag", 2, &kind);
+        mlrt_status st = mlrt__bc_variant(c, "a node's tag", 2, &kind);
         if (st) return st;
-        if (p->n_nodes >= MLRT_MAX_TREE_NODES)
-            return mlrt_fail(c->err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload byte %zu: more than %u tree nodes, mlrt's limit",
-                             c->type, at, MLRT_MAX_TREE_NODES);
+        if (p->n_nodes >= MLRT__MAX_TREE_NODES)
+            return mlrt__fail(c->err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload byte %zu: more than %u tree nodes, mlrt's limit",
+                             c->type, at, MLRT__MAX_TREE_NODES);
         uint32_t idx = p->n_nodes++;
         if (p->f && patch != UINT32_MAX) p->f->nodes[patch].right = idx;
         if (depth > t->depth) t->depth = depth;
@@ -150,15 +150,15 @@ static mlrt_status read_nodes(parse *p, tree_facts *t) {
 
 /* One DecisionTreeClassifier / DecisionTreeRegressor struct, and its own invariants. */
 static mlrt_status read_tree(parse *p, tree_facts *t) {
-    mlrt_bincode *c = &p->c;
+    mlrt__bincode *c = &p->c;
     *t = (tree_facts){.min_leaf_samples = UINT64_MAX};
     size_t at = c->pos;
-    mlrt_status st = mlrt_bc_tag(c, "the tree's Option tag", &t->fitted);
+    mlrt_status st = mlrt__bc_tag(c, "the tree's Option tag", &t->fitted);
     if (!st && t->fitted) st = read_nodes(p, t);
-    if (!st) st = mlrt_bc_opt_u64(c, "max_depth", &t->has_max_depth, &t->max_depth);
-    if (!st && !p->L.regressor) st = mlrt_bc_opt_u64(c, "n_features", &t->has_n_features, &t->n_features);
-    if (!st && p->L.regressor) st = mlrt_bc_u64(c, "min_samples_split", &t->min_samples_split);
-    if (!st && p->L.regressor) st = mlrt_bc_u64(c, "min_samples_leaf", &t->min_samples_leaf);
+    if (!st) st = mlrt__bc_opt_u64(c, "max_depth", &t->has_max_depth, &t->max_depth);
+    if (!st && !p->L.regressor) st = mlrt__bc_opt_u64(c, "n_features", &t->has_n_features, &t->n_features);
+    if (!st && p->L.regressor) st = mlrt__bc_u64(c, "min_samples_split", &t->min_samples_split);
+    if (!st && p->L.regressor) st = mlrt__bc_u64(c, "min_samples_leaf", &t->min_samples_leaf);
     if (st) return st;
     if (p->f) p->f->depth[p->n_trees] = t->depth;
     p->n_trees++;
@@ -166,9 +166,9 @@ static mlrt_status read_tree(parse *p, tree_facts *t) {
     if (t->has_max_depth && t->depth > t->max_depth)
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "the tree at byte %zu is %u levels deep but its max_depth is %llu", at, t->depth,
                 (unsigned long long)t->max_depth);
-    if (t->has_n_features && (t->n_features == 0 || t->n_features > MLRT_MAX_DIM))
+    if (t->has_n_features && (t->n_features == 0 || t->n_features > MLRT__MAX_DIM))
         invalid(p, MLRT_ERR_BAD_DIMENSIONS, "the tree at byte %zu has n_features %llu; mlrt needs 1..%u", at,
-                (unsigned long long)t->n_features, MLRT_MAX_DIM);
+                (unsigned long long)t->n_features, MLRT__MAX_DIM);
     else if (t->has_n_features && t->max_feature > t->n_features)
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "the split at byte %zu uses feature %llu but n_features is %llu", t->max_feature_at,
                 (unsigned long long)t->max_feature - 1, (unsigned long long)t->n_features);
@@ -191,38 +191,38 @@ typedef struct model_facts {
 static mlrt_status read_decision_tree(parse *p, model_facts *mf) {
     tree_facts t;
     mlrt_status st = read_tree(p, &t);
-    if (!st) st = mlrt_bc_consumed(&p->c);
+    if (!st) st = mlrt__bc_consumed(&p->c);
     if (st) return st;
     /* a regressor does not record its width: the widest feature it reads */
     uint64_t in = t.has_n_features ? t.n_features : t.max_feature ? t.max_feature : 1;
-    mf->in_size = in <= MLRT_MAX_DIM ? (uint32_t)in : 1;
+    mf->in_size = in <= MLRT__MAX_DIM ? (uint32_t)in : 1;
     mf->max_depth = t.depth;
     return MLRT_OK;
 }
 
 /* Vec<Vec<usize>> oob_indices: *max = the largest index + 1 (0: none), *lists = the outer count. */
 static mlrt_status read_oob(parse *p, uint64_t *lists, uint64_t *max) {
-    mlrt_bincode *c = &p->c;
+    mlrt__bincode *c = &p->c;
     *max = 0;
-    mlrt_status st = mlrt_bc_u64(c, "oob_indices", lists);
+    mlrt_status st = mlrt__bc_u64(c, "oob_indices", lists);
     for (uint64_t i = 0; i < *lists && !st; i++) {
         const uint8_t *v = NULL;
         uint64_t n;
-        if ((st = mlrt_bc_vec(c, "an oob_indices list", 8, "indices", &v, &n))) break;
+        if ((st = mlrt__bc_vec(c, "an oob_indices list", 8, "indices", &v, &n))) break;
         for (uint64_t k = 0; k < n; k++)
-            if (mlrt_rd_u64(v + 8 * k) >= *max) *max = mlrt_rd_u64(v + 8 * k) + 1;
+            if (mlrt__rd_u64(v + 8 * k) >= *max) *max = mlrt__rd_u64(v + 8 * k) + 1;
     }
     return st;
 }
 
 static mlrt_status read_random_forest(parse *p, model_facts *mf) {
-    mlrt_bincode *c = &p->c;
+    mlrt__bincode *c = &p->c;
     uint64_t n_trees = 0, n_estimators = 0, max_depth = 0, seed, oob_lists = 0, oob_max = 0;
     uint64_t rows = 0, cols = 0, n_x = 0, n_y = 0;
     bool has_max_depth = false, has_seed, has_x = false, has_y = false;
     tree_facts first = {0}, t;
     uint64_t widest = 0;
-    mlrt_status st = mlrt_bc_u64(c, "trees", &n_trees);
+    mlrt_status st = mlrt__bc_u64(c, "trees", &n_trees);
     for (uint64_t i = 0; i < n_trees && !st; i++) {
         size_t at = c->pos;
         if ((st = read_tree(p, &t))) break;
@@ -236,17 +236,17 @@ static mlrt_status read_random_forest(parse *p, model_facts *mf) {
                     "min_samples_*) than tree 0", (unsigned long long)i, at);
     }
     const uint8_t *x = NULL, *y = NULL;
-    if (!st) st = mlrt_bc_u64(c, "n_estimators", &n_estimators);
-    if (!st) st = mlrt_bc_opt_u64(c, "max_depth", &has_max_depth, &max_depth);
-    if (!st) st = mlrt_bc_opt_u64(c, "random_state", &has_seed, &seed);
+    if (!st) st = mlrt__bc_u64(c, "n_estimators", &n_estimators);
+    if (!st) st = mlrt__bc_opt_u64(c, "max_depth", &has_max_depth, &max_depth);
+    if (!st) st = mlrt__bc_opt_u64(c, "random_state", &has_seed, &seed);
     if (!st) st = read_oob(p, &oob_lists, &oob_max);
-    if (!st) st = mlrt_bc_tag(c, "x_train's Option tag", &has_x);
-    if (!st && has_x) st = mlrt_bc_vec(c, "x_train", 4, "floats", &x, &n_x);
-    if (!st && has_x) st = mlrt_bc_u64(c, "x_train rows", &rows);
-    if (!st && has_x) st = mlrt_bc_u64(c, "x_train cols", &cols);
-    if (!st) st = mlrt_bc_tag(c, "y_train's Option tag", &has_y);
-    if (!st && has_y) st = mlrt_bc_vec(c, "y_train", p->L.regressor ? 4 : 8, p->L.regressor ? "floats" : "labels", &y, &n_y);
-    if (!st) st = mlrt_bc_consumed(c);
+    if (!st) st = mlrt__bc_tag(c, "x_train's Option tag", &has_x);
+    if (!st && has_x) st = mlrt__bc_vec(c, "x_train", 4, "floats", &x, &n_x);
+    if (!st && has_x) st = mlrt__bc_u64(c, "x_train rows", &rows);
+    if (!st && has_x) st = mlrt__bc_u64(c, "x_train cols", &cols);
+    if (!st) st = mlrt__bc_tag(c, "y_train's Option tag", &has_y);
+    if (!st && has_y) st = mlrt__bc_vec(c, "y_train", p->L.regressor ? 4 : 8, p->L.regressor ? "floats" : "labels", &y, &n_y);
+    if (!st) st = mlrt__bc_consumed(c);
     if (st) return st;
     uint64_t cells;
     if (n_trees == 0) invalid(p, MLRT_ERR_NOT_A_MODEL, "the forest has no trees: it was never fitted");
@@ -262,7 +262,7 @@ static mlrt_status read_random_forest(parse *p, model_facts *mf) {
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "a forest's regressor trees have min_samples_split 2 and min_samples_leaf 1, "
                 "these have %llu and %llu", (unsigned long long)first.min_samples_split,
                 (unsigned long long)first.min_samples_leaf);
-    if (has_x && (!mlrt_mul_u64(rows, cols, &cells) || cells != n_x))
+    if (has_x && (!mlrt__mul_u64(rows, cols, &cells) || cells != n_x))
         invalid(p, MLRT_ERR_SIZE_MISMATCH, "x_train holds %llu floats, not rows %llu x cols %llu", (unsigned long long)n_x,
                 (unsigned long long)rows, (unsigned long long)cols);
     if (has_x && has_y && n_y != rows)
@@ -271,8 +271,8 @@ static mlrt_status read_random_forest(parse *p, model_facts *mf) {
     if (oob_max > (has_x ? rows : 0))
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "an out-of-bag index is %llu but the training set has %llu rows",
                 (unsigned long long)oob_max - 1, (unsigned long long)rows);
-    if (has_x && (cols == 0 || cols > MLRT_MAX_DIM))
-        invalid(p, MLRT_ERR_BAD_DIMENSIONS, "x_train has %llu columns; mlrt needs 1..%u", (unsigned long long)cols, MLRT_MAX_DIM);
+    if (has_x && (cols == 0 || cols > MLRT__MAX_DIM))
+        invalid(p, MLRT_ERR_BAD_DIMENSIONS, "x_train has %llu columns; mlrt needs 1..%u", (unsigned long long)cols, MLRT__MAX_DIM);
     else if (has_x && first.has_n_features && first.n_features != cols)
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "the trees' n_features is %llu but x_train has %llu columns",
                 (unsigned long long)first.n_features, (unsigned long long)cols);
@@ -281,13 +281,13 @@ static mlrt_status read_random_forest(parse *p, model_facts *mf) {
                 (unsigned long long)widest - 1, (unsigned long long)cols);
     if (has_y && !p->L.regressor)
         for (uint64_t k = 0; k < n_y; k++)
-            if (mlrt_rd_u64(y + 8 * k) > UINT32_MAX) {
-                invalid(p, MLRT_ERR_UNSUPPORTED, "y_train label %llu is not below 2^32", (unsigned long long)mlrt_rd_u64(y + 8 * k));
+            if (mlrt__rd_u64(y + 8 * k) > UINT32_MAX) {
+                invalid(p, MLRT_ERR_UNSUPPORTED, "y_train label %llu is not below 2^32", (unsigned long long)mlrt__rd_u64(y + 8 * k));
                 break;
             }
     if (has_y && !p->L.regressor) p->y_labels = y, p->n_y = n_y;
     uint64_t in = has_x ? cols : first.has_n_features ? first.n_features : widest ? widest : 1;
-    mf->in_size = in <= MLRT_MAX_DIM ? (uint32_t)in : 1;
+    mf->in_size = in <= MLRT__MAX_DIM ? (uint32_t)in : 1;
     return MLRT_OK;
 }
 
@@ -348,19 +348,19 @@ static bool label_add(label_set *s, uint32_t label) {
 
 /* The classes: every leaf's label and every training label, ascending; leaves then hold class indices. */
 static mlrt_status make_classes(parse *p, mlrt_error *err) {
-    mlrt_forest *f = p->f;
+    mlrt__forest *f = p->f;
     label_set set;
     bool ok = label_set_init(&set, 6);
-    for (uint32_t i = 0; ok && i < f->n_nodes && set.count <= MLRT_MAX_CLASSES; i++)
+    for (uint32_t i = 0; ok && i < f->n_nodes && set.count <= MLRT__MAX_CLASSES; i++)
         if (f->nodes[i].left == i) ok = label_add(&set, f->nodes[i].v.cls);
-    for (uint64_t k = 0; ok && k < p->n_y && set.count <= MLRT_MAX_CLASSES; k++)
-        ok = label_add(&set, (uint32_t)mlrt_rd_u64(p->y_labels + 8 * k));
-    uint32_t *classes = ok && set.count <= MLRT_MAX_CLASSES ? malloc((set.count ? set.count : 1) * sizeof *classes) : NULL;
+    for (uint64_t k = 0; ok && k < p->n_y && set.count <= MLRT__MAX_CLASSES; k++)
+        ok = label_add(&set, (uint32_t)mlrt__rd_u64(p->y_labels + 8 * k));
+    uint32_t *classes = ok && set.count <= MLRT__MAX_CLASSES ? malloc((set.count ? set.count : 1) * sizeof *classes) : NULL;
     if (!classes) {
         label_set_free(&set);
-        if (ok) return mlrt_fail(err, MLRT_ERR_UNSUPPORTED, "apr: %s has more than %u distinct class labels; mlrt takes at most %u",
-                                 p->model, MLRT_MAX_CLASSES, MLRT_MAX_CLASSES);
-        return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory for the class labels");
+        if (ok) return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "apr: %s has more than %u distinct class labels; mlrt takes at most %u",
+                                 p->model, MLRT__MAX_CLASSES, MLRT__MAX_CLASSES);
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory for the class labels");
     }
     uint32_t u = 0;
     for (uint32_t j = 0; j < set.cap; j++)
@@ -387,14 +387,14 @@ static void start(parse *p, const uint8_t *raw, size_t n, layout L, const char *
 static void list_reason(char *list, size_t cap, const char *msg) {
     size_t used = strlen(list);
     if (strncmp(msg, "apr: ", 5) == 0) msg += 5;
-    mlrt_format_to(list + used, cap - used, "%s%s", used ? "; " : "", msg);
+    mlrt__format_to(list + used, cap - used, "%s%s", used ? "; " : "", msg);
 }
 
-static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, const char *model, mlrt_kind kind,
+static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, const char *model, mlrt_kind kind,
                         reader read, mlrt_error *err) {
-    pending *stack = malloc(MLRT_MAX_TREE_DEPTH * sizeof *stack);
+    pending *stack = malloc(MLRT__MAX_TREE_DEPTH * sizeof *stack);
     if (!stack) {
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory");
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory");
         return NULL;
     }
     parse p[4];
@@ -419,9 +419,9 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, 
             listed[best] = true;
             list_reason(list, sizeof list, structural[best].message);
         }
-        mlrt_fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) fits none of aprender's layouts: %s", model, n, list);
+        mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) fits none of aprender's layouts: %s", model, n, list);
     } else if (n_valid > 1) {
-        mlrt_fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) is ambiguous: it reads as both %s and %s", model, n,
+        mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) is ambiguous: it reads as both %s and %s", model, n,
                   LAYOUTS[valid[0]].name, LAYOUTS[valid[1]].name);
     } else if (chosen < 0 || p[chosen].semantic.code) { /* the invariants failed in every layout that fits */
         const mlrt_error *why = &p[chosen < 0 ? fits[0] : chosen].semantic;
@@ -433,7 +433,7 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, 
     }
     /* second pass: the same layout into the node array */
     const parse *first = &p[chosen];
-    mlrt_forest *f = calloc(1, sizeof *f);
+    mlrt__forest *f = calloc(1, sizeof *f);
     if (f) {
         f->regression = LAYOUTS[chosen].regressor;
         f->n_trees = first->n_trees;
@@ -445,9 +445,9 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, 
         f->depth = malloc(f->n_trees * sizeof *f->depth);
     }
     if (!f || !f->nodes || !f->root || !f->depth) {
-        mlrt_forest_free(f);
+        mlrt__forest_free(f);
         free(stack);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory for %u tree nodes", first->n_nodes);
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory for %u tree nodes", first->n_nodes);
         return NULL;
     }
     parse second;
@@ -460,19 +460,19 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, 
     if (st && err) *err = ignored;
     if (!st && !f->regression) st = make_classes(&second, err);
     if (st) {
-        mlrt_forest_free(f);
+        mlrt__forest_free(f);
         return NULL;
     }
     static const char *const ESTIMATORS[2][2] = {{"DecisionTreeClassifier", "DecisionTreeRegressor"},
                                                  {"RandomForestClassifier", "RandomForestRegressor"}};
-    mlrt_payload_desc desc = {ESTIMATORS[kind == MLRT_KIND_RANDOM_FOREST][f->regression], LAYOUTS[chosen].e2 ? "E2" : "E1"};
-    return mlrt_model_forest(kind, mf[chosen].in_size, f, desc, ts, err);
+    mlrt__payload_desc desc = {ESTIMATORS[kind == MLRT_KIND_RANDOM_FOREST][f->regression], LAYOUTS[chosen].e2 ? "E2" : "E1"};
+    return mlrt__model_forest(kind, mf[chosen].in_size, f, desc, ts, err);
 }
 
-mlrt_model *mlrt_apr_tree_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err) {
+mlrt_model *mlrt__apr_tree_model(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, mlrt_error *err) {
     return load(raw, n, ts, "DecisionTree", MLRT_KIND_DECISION_TREE, read_decision_tree, err);
 }
 
-mlrt_model *mlrt_apr_forest_model(const uint8_t *raw, size_t n, const mlrt_tensorset *ts, mlrt_error *err) {
+mlrt_model *mlrt__apr_forest_model(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, mlrt_error *err) {
     return load(raw, n, ts, "RandomForest", MLRT_KIND_RANDOM_FOREST, read_random_forest, err);
 }

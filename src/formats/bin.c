@@ -7,26 +7,26 @@
 
 #define FMT "bin"
 
-mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err) {
+mlrt_model *mlrt__load_bin(const uint8_t *b, size_t n, mlrt_error *err) {
     if (n < 12) {
-        mlrt_fail(err, MLRT_ERR_TRUNCATED, FMT ": file is %zu bytes, shorter than the 12-byte header", n);
+        mlrt__fail(err, MLRT_ERR_TRUNCATED, FMT ": file is %zu bytes, shorter than the 12-byte header", n);
         return NULL;
     }
-    int32_t dim[3] = {(int32_t)mlrt_rd_u32(b), (int32_t)mlrt_rd_u32(b + 4), (int32_t)mlrt_rd_u32(b + 8)};
+    int32_t dim[3] = {(int32_t)mlrt__rd_u32(b), (int32_t)mlrt__rd_u32(b + 4), (int32_t)mlrt__rd_u32(b + 8)};
     for (int i = 0; i < 3; i++) {
-        if (dim[i] <= 0 || (uint32_t)dim[i] > MLRT_MAX_DIM) {
-            mlrt_fail(err, MLRT_ERR_BAD_DIMENSIONS,
+        if (dim[i] <= 0 || (uint32_t)dim[i] > MLRT__MAX_DIM) {
+            mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS,
                       FMT ": dimensions (inputs %d, hidden %d, outputs %d) must each be in 1..%u",
-                      dim[0], dim[1], dim[2], MLRT_MAX_DIM);
+                      dim[0], dim[1], dim[2], MLRT__MAX_DIM);
             return NULL;
         }
     }
     uint64_t in = (uint64_t)dim[0], hid = (uint64_t)dim[1], out = (uint64_t)dim[2];
     uint64_t params = in * hid + hid + hid * out + out; /* each term < 2^48: no overflow */
-    if (params > MLRT_MAX_PARAMS) {
-        mlrt_fail(err, MLRT_ERR_BAD_DIMENSIONS, FMT ": %llux%llux%llu has %llu parameters, more than the limit of %llu",
+    if (params > MLRT__MAX_PARAMS) {
+        mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, FMT ": %llux%llux%llu has %llu parameters, more than the limit of %llu",
                   (unsigned long long)in, (unsigned long long)hid, (unsigned long long)out,
-                  (unsigned long long)params, (unsigned long long)MLRT_MAX_PARAMS);
+                  (unsigned long long)params, (unsigned long long)MLRT__MAX_PARAMS);
         return NULL;
     }
     uint64_t size64 = 12 + params * 8, size32 = 12 + params * 4;
@@ -34,7 +34,7 @@ mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err) {
     if (n == size64) dtype = MLRT_F64;
     else if (n == size32) dtype = MLRT_F32;
     else {
-        mlrt_fail(err, n < size32 ? MLRT_ERR_TRUNCATED : MLRT_ERR_SIZE_MISMATCH,
+        mlrt__fail(err, n < size32 ? MLRT_ERR_TRUNCATED : MLRT_ERR_SIZE_MISMATCH,
                   FMT ": dimensions %llux%llux%llu need %llu bytes (f64) or %llu bytes (f32), but the file is %zu bytes",
                   (unsigned long long)in, (unsigned long long)hid, (unsigned long long)out,
                   (unsigned long long)size64, (unsigned long long)size32, n);
@@ -42,9 +42,9 @@ mlrt_model *mlrt_load_bin(const uint8_t *b, size_t n, mlrt_error *err) {
     }
     size_t es = mlrt_dtype_size(dtype);
     const uint8_t *w1 = b + 12, *b1 = w1 + in * hid * es, *w2 = b1 + hid * es, *b2 = w2 + hid * out * es;
-    mlrt_dense_src layers[2] = {
+    mlrt__dense_src layers[2] = {
         {"w1", "b1", (uint32_t)in, (uint32_t)hid, w1, dtype, true, b1, dtype, MLRT_ACT_RELU, false},
         {"w2", "b2", (uint32_t)hid, (uint32_t)out, w2, dtype, true, b2, dtype, MLRT_ACT_SOFTMAX, false},
     };
-    return mlrt_model_build(MLRT_FORMAT_BIN, MLRT_KIND_MLP, dtype, layers, 2, NULL, err);
+    return mlrt__model_build(MLRT_FORMAT_BIN, MLRT_KIND_MLP, dtype, layers, 2, NULL, err);
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mlrt_tensorset_free(mlrt_tensorset *ts) {
+void mlrt__tensorset_free(mlrt__tensorset *ts) {
     for (size_t i = 0; i < ts->count; i++) free(ts->tensors[i].name);
     for (size_t i = 0; i < ts->meta_count; i++) {
         free(ts->meta[i].key);
@@ -16,37 +16,37 @@ void mlrt_tensorset_free(mlrt_tensorset *ts) {
     memset(ts, 0, sizeof *ts);
 }
 
-const mlrt_tensor *mlrt_tensorset_find(const mlrt_tensorset *ts, const char *name) {
+const mlrt__tensor *mlrt__tensorset_find(const mlrt__tensorset *ts, const char *name) {
     size_t n = strlen(name);
     for (size_t i = 0; i < ts->count; i++)
         if (ts->tensors[i].name_len == n && memcmp(ts->tensors[i].name, name, n) == 0) return &ts->tensors[i];
     return NULL;
 }
 
-const char *mlrt_tensorset_meta(const mlrt_tensorset *ts, const char *key) {
+const char *mlrt__tensorset_meta(const mlrt__tensorset *ts, const char *key) {
     size_t n = strlen(key);
     for (size_t i = 0; i < ts->meta_count; i++)
         if (ts->meta[i].key_len == n && memcmp(ts->meta[i].key, key, n) == 0) return ts->meta[i].value;
     return NULL;
 }
 
-mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, mlrt_error *err) {
+mlrt_status mlrt__tensor_check_span(const mlrt__tensor *t, const char *fmt_name, mlrt_error *err) {
     uint64_t count = 1, bytes;
     for (uint32_t d = 0; d < t->rank; d++)
-        if (!mlrt_mul_u64(count, t->shape[d], &count))
-            return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' shape product overflows",
+        if (!mlrt__mul_u64(count, t->shape[d], &count))
+            return mlrt__fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' shape product overflows",
                              fmt_name, t->name);
-    if (mlrt_dtype_packs_bits(t->dtype) && count % mlrt_dtype_block(t->dtype))
-        return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH, "%s: tensor '%s' is %s with %llu elements: not a whole number of bytes",
+    if (mlrt__dtype_packs_bits(t->dtype) && count % mlrt__dtype_block(t->dtype))
+        return mlrt__fail(err, MLRT_ERR_SIZE_MISMATCH, "%s: tensor '%s' is %s with %llu elements: not a whole number of bytes",
                          fmt_name, t->name, mlrt_dtype_name(t->dtype), (unsigned long long)count);
-    if (!mlrt_dtype_bytes(t->dtype, count, &bytes))
-        return mlrt_fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' byte size overflows", fmt_name,
+    if (!mlrt__dtype_bytes(t->dtype, count, &bytes))
+        return mlrt__fail(err, MLRT_ERR_SHAPE_OVERFLOW, "%s: tensor '%s' byte size overflows", fmt_name,
                          t->name);
     if (t->end < t->begin)
-        return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
+        return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
                          fmt_name, t->name, t->begin, t->end);
     if (bytes != (uint64_t)(t->end - t->begin))
-        return mlrt_fail(err, MLRT_ERR_SIZE_MISMATCH,
+        return mlrt__fail(err, MLRT_ERR_SIZE_MISMATCH,
                          "%s: tensor '%s' is %s with %llu elements (%llu bytes) but data_offsets [%zu, %zu) span %zu bytes",
                          fmt_name, t->name, mlrt_dtype_name(t->dtype), (unsigned long long)count,
                          (unsigned long long)bytes, t->begin, t->end, t->end - t->begin);
@@ -54,68 +54,68 @@ mlrt_status mlrt_tensor_check_span(const mlrt_tensor *t, const char *fmt_name, m
 }
 
 static int by_begin(const void *a, const void *b) {
-    const mlrt_tensor *x = a, *y = b;
+    const mlrt__tensor *x = a, *y = b;
     if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
     return x->end < y->end ? -1 : x->end > y->end; /* empty tensors first at equal begin */
 }
 
-mlrt_status mlrt_tensorset_check_layout(mlrt_tensorset *ts, uint64_t data_len, const char *fmt_name,
+mlrt_status mlrt__tensorset_check_layout(mlrt__tensorset *ts, uint64_t data_len, const char *fmt_name,
                                         mlrt_error *err) {
     for (size_t i = 0; i < ts->count; i++) {
-        const mlrt_tensor *t = &ts->tensors[i];
+        const mlrt__tensor *t = &ts->tensors[i];
         if (t->end < t->begin)
-            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
+            return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
                              fmt_name, t->name, t->begin, t->end);
     }
     qsort(ts->tensors, ts->count, sizeof *ts->tensors, by_begin);
     size_t pos = 0;
     for (size_t i = 0; i < ts->count; i++) {
-        const mlrt_tensor *t = &ts->tensors[i];
+        const mlrt__tensor *t = &ts->tensors[i];
         if (t->begin > pos)
-            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: hole in data: bytes [%zu, %zu) belong to no tensor (next is '%s')",
+            return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: hole in data: bytes [%zu, %zu) belong to no tensor (next is '%s')",
                              fmt_name, pos, t->begin, t->name);
         if (t->begin < pos)
-            return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) overlap the previous tensor ending at %zu",
+            return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) overlap the previous tensor ending at %zu",
                              fmt_name, t->name, t->begin, t->end, pos);
         pos = t->end;
     }
     if (pos > data_len) { /* the tensors tile more data than the file holds: it was cut short */
-        const mlrt_tensor *last = &ts->tensors[0];
+        const mlrt__tensor *last = &ts->tensors[0];
         for (size_t i = 0; i < ts->count; i++)
             if (ts->tensors[i].end > data_len) { last = &ts->tensors[i]; break; }
-        return mlrt_fail(err, MLRT_ERR_TRUNCATED,
+        return mlrt__fail(err, MLRT_ERR_TRUNCATED,
                          "%s: the file is cut short: tensor '%s' data_offsets [%zu, %zu) exceed data size %llu (the tensors "
                          "need %zu bytes)",
                          fmt_name, last->name, last->begin, last->end, (unsigned long long)data_len, pos);
     }
     if (pos != data_len)
-        return mlrt_fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensors end at byte %zu of the data but the data is %llu bytes",
+        return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensors end at byte %zu of the data but the data is %llu bytes",
                          fmt_name, pos, (unsigned long long)data_len);
     return MLRT_OK;
 }
 
-void mlrt_json_metadata(mlrt_buf *b, const mlrt_tensorset *ts) {
-    if (ts && ts->meta_json) { mlrt_buf_puts(b, ts->meta_json); return; }
-    mlrt_buf_puts(b, "{");
+void mlrt__json_metadata(mlrt__buf *b, const mlrt__tensorset *ts) {
+    if (ts && ts->meta_json) { mlrt__buf_puts(b, ts->meta_json); return; }
+    mlrt__buf_puts(b, "{");
     for (size_t i = 0; ts && i < ts->meta_count; i++) {
-        if (i) mlrt_buf_puts(b, ",");
-        mlrt_buf_json_string(b, ts->meta[i].key, ts->meta[i].key_len);
-        mlrt_buf_puts(b, ":");
-        mlrt_buf_json_string(b, ts->meta[i].value, ts->meta[i].value_len);
+        if (i) mlrt__buf_puts(b, ",");
+        mlrt__buf_json_string(b, ts->meta[i].key, ts->meta[i].key_len);
+        mlrt__buf_puts(b, ":");
+        mlrt__buf_json_string(b, ts->meta[i].value, ts->meta[i].value_len);
     }
-    mlrt_buf_puts(b, "}");
+    mlrt__buf_puts(b, "}");
 }
 
-mlrt_status mlrt_read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,
+mlrt_status mlrt__read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,
                                     uint64_t *len, mlrt_error *err) {
     if (n < 8)
-        return mlrt_fail(err, MLRT_ERR_TRUNCATED, "%s: file is %zu bytes, too short for the 8-byte %s length", fmt_name, n, what);
-    *len = mlrt_rd_u64(b);
-    if (*len > MLRT_MAX_HEADER)
-        return mlrt_fail(err, MLRT_ERR_HEADER_TOO_LARGE, "%s: %s length %llu exceeds the %u-byte limit", fmt_name, what,
-                         (unsigned long long)*len, MLRT_MAX_HEADER);
+        return mlrt__fail(err, MLRT_ERR_TRUNCATED, "%s: file is %zu bytes, too short for the 8-byte %s length", fmt_name, n, what);
+    *len = mlrt__rd_u64(b);
+    if (*len > MLRT__MAX_HEADER)
+        return mlrt__fail(err, MLRT_ERR_HEADER_TOO_LARGE, "%s: %s length %llu exceeds the %u-byte limit", fmt_name, what,
+                         (unsigned long long)*len, MLRT__MAX_HEADER);
     if (*len > n - 8) /* within the limit: the file was cut short */
-        return mlrt_fail(err, MLRT_ERR_TRUNCATED, "%s: %s length %llu exceeds the %zu bytes after it: the file is cut short",
+        return mlrt__fail(err, MLRT_ERR_TRUNCATED, "%s: %s length %llu exceeds the %zu bytes after it: the file is cut short",
                          fmt_name, what, (unsigned long long)*len, n - 8);
     return MLRT_OK;
 }

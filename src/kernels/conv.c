@@ -31,14 +31,14 @@ static void valid_cols(int64_t x0, uint32_t s, uint32_t w, uint32_t ow, uint32_t
 
 /* The patches of one group's channels [c0, c0 + cg) of image x [c][h][w], in panels of 8 pixels:
  * col[p / 8][k][p % 8]; the lanes past the last pixel are zero. */
-MLRT_SMALL __attribute__((noinline)) static void im2col(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *col) {
-    const size_t hw = (size_t)op->h * op->w, panel = (size_t)op->k_in * MLRT_PANEL, p = (size_t)op->oh * op->ow;
-    for (size_t k = 0, last = p / MLRT_PANEL * panel; p % MLRT_PANEL && k < op->k_in; k++)
-        for (size_t j = p % MLRT_PANEL; j < MLRT_PANEL; j++) col[last + k * MLRT_PANEL + j] = 0.0f;
+MLRT__SMALL __attribute__((noinline)) static void im2col(const mlrt__gop *op, const float *x, uint32_t c0, uint32_t cg, float *col) {
+    const size_t hw = (size_t)op->h * op->w, panel = (size_t)op->k_in * MLRT__PANEL, p = (size_t)op->oh * op->ow;
+    for (size_t k = 0, last = p / MLRT__PANEL * panel; p % MLRT__PANEL && k < op->k_in; k++)
+        for (size_t j = p % MLRT__PANEL; j < MLRT__PANEL; j++) col[last + k * MLRT__PANEL + j] = 0.0f;
     for (uint32_t ci = 0; ci < cg; ci++)
         for (uint32_t ky = 0; ky < op->kh; ky++)
             for (uint32_t kx = 0; kx < op->kw; kx++) {
-                float *pp = col + (((size_t)ci * op->kh + ky) * op->kw + kx) * MLRT_PANEL; /* pixel 0's panel, tap k */
+                float *pp = col + (((size_t)ci * op->kh + ky) * op->kw + kx) * MLRT__PANEL; /* pixel 0's panel, tap k */
                 uint32_t lane = 0, lo, hi;
                 int64_t x0 = (int64_t)kx * op->dw - op->pl;
                 valid_cols(x0, op->sw, op->w, op->ow, &lo, &hi);
@@ -48,7 +48,7 @@ MLRT_SMALL __attribute__((noinline)) static void im2col(const mlrt_gop *op, cons
                     const float *src = x + (c0 + ci) * hw + (size_t)(inside ? iy : 0) * op->w;
                     uint32_t a = inside ? lo : op->ow, z = inside ? hi : op->ow;
                     /* hot loop: an output row's values through tap k, lane by lane into their panels */
-#define NEXT_PIXEL() if (++lane == MLRT_PANEL) lane = 0, pp += panel
+#define NEXT_PIXEL() if (++lane == MLRT__PANEL) lane = 0, pp += panel
                     uint32_t ox = 0;
                     for (; ox < a; ox++) { pp[lane] = 0.0f; NEXT_PIXEL(); }
                     if (op->sw == 1) for (const float *s = src + x0; ox < z; ox++) { pp[lane] = s[ox]; NEXT_PIXEL(); }
@@ -61,9 +61,9 @@ MLRT_SMALL __attribute__((noinline)) static void im2col(const mlrt_gop *op, cons
 
 /* Stride 1: the group's channels [c0, c0 + cg) of x, zero-padded, into xp [cg][hp][wp] (+ zeros
  * after, for the last vectors' overreach). */
-MLRT_SMALL __attribute__((noinline)) static void pad_planes(const mlrt_gop *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
+MLRT__SMALL __attribute__((noinline)) static void pad_planes(const mlrt__gop *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
     const size_t hw = (size_t)op->h * op->w, wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb;
-    memset(xp, 0, (cg * hp * wp + MLRT_CONV_SLACK(op)) * sizeof(float));
+    memset(xp, 0, (cg * hp * wp + MLRT__CONV_SLACK(op)) * sizeof(float));
     for (uint32_t ci = 0; ci < cg; ci++)
         for (uint32_t iy = 0; iy < op->h; iy++)
             memcpy(xp + ((size_t)ci * hp + op->pt + iy) * wp + op->pl, x + (c0 + ci) * hw + (size_t)iy * op->w,
@@ -95,11 +95,11 @@ __attribute__((noinline)) static void direct_4x8(const float *xp, size_t plane, 
 }
 
 /* A stride-1 convolution of one image: w4 = op->wdw packed [groups][ocg / 4 rounded up][k][4]. */
-MLRT_SMALL __attribute__((noinline)) static void conv_direct(const mlrt_gop *op, const float *x, float *y, float *scratch) {
+MLRT__SMALL __attribute__((noinline)) static void conv_direct(const mlrt__gop *op, const float *x, float *y, float *scratch) {
     const size_t wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb, p = (size_t)op->oh * op->ow;
     const size_t pv = ((size_t)op->oh * wp + 7) / 8 * 8, taps = (size_t)op->kh * op->kw;
     const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
-    float *xp = scratch, *stage = scratch + cg * hp * wp + MLRT_CONV_SLACK(op);
+    float *xp = scratch, *stage = scratch + cg * hp * wp + MLRT__CONV_SLACK(op);
     int32_t off[64];
     for (uint32_t ky = 0; ky < op->kh; ky++)
         for (uint32_t kx = 0; kx < op->kw; kx++) off[ky * op->kw + kx] = (int32_t)(ky * op->dh * wp + kx * op->dw);
@@ -112,14 +112,14 @@ MLRT_SMALL __attribute__((noinline)) static void conv_direct(const mlrt_gop *op,
                 float *yo = y + o * p, bias = op->bdw[o];
                 for (uint32_t oy = 0; oy < op->oh; oy++)
                     for (uint32_t ox = 0; ox < op->ow; ox++) yo[oy * op->ow + ox] = stage[j * pv + oy * wp + ox] + bias;
-                mlrt_activate(op->act, yo, p);
+                mlrt__activate(op->act, yo, p);
             }
         }
     }
 }
 
 /* One output channel of a depthwise convolution: y [oh][ow] from plane [h][w]. */
-MLRT_SMALL __attribute__((noinline)) static void depthwise(const mlrt_gop *op, const float *plane, const float *w, float bias, float *y) {
+MLRT__SMALL __attribute__((noinline)) static void depthwise(const mlrt__gop *op, const float *plane, const float *w, float bias, float *y) {
     for (uint32_t oy = 0; oy < op->oh; oy++) {
         int64_t y0 = (int64_t)oy * op->sh - op->pt;
         for (uint32_t ox = 0; ox < op->ow; ox++) {
@@ -139,12 +139,12 @@ MLRT_SMALL __attribute__((noinline)) static void depthwise(const mlrt_gop *op, c
     }
 }
 
-void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, const float *zeros, float *col, size_t images) {
+void mlrt__conv_forward(const mlrt__gop *op, const float *x, float *y, const float *zeros, float *col, size_t images) {
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
     const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups;
-    const size_t p_pad = (p + MLRT_PANEL - 1) / MLRT_PANEL * MLRT_PANEL;
+    const size_t p_pad = (p + MLRT__PANEL - 1) / MLRT__PANEL * MLRT__PANEL;
     /* the patches as a dense layer of p outputs and no bias (col starts with zeros) */
-    mlrt_dense d = {0};
+    mlrt__dense d = {0};
     d.in = op->k_in, d.out = (uint32_t)p, d.out_padded = (uint32_t)p_pad;
     d.w = col, d.b = (float *)zeros, d.act = MLRT_ACT_IDENTITY;
     for (size_t n = 0; n < images; n++, x += op->c * hw, y += op->oc * p) {
@@ -152,7 +152,7 @@ void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, const float
             uint32_t mult = op->oc / op->c;
             for (uint32_t o = 0; o < op->oc; o++) {
                 depthwise(op, x + (o / mult) * hw, op->wdw + (size_t)o * op->kh * op->kw, op->bdw[o], y + o * p);
-                mlrt_activate(op->act, y + o * p, p);
+                mlrt__activate(op->act, y + o * p, p);
             }
             continue;
         }
@@ -162,12 +162,12 @@ void mlrt_conv_forward(const mlrt_gop *op, const float *x, float *y, const float
         }
         for (uint32_t g = 0; g < op->groups; g++) {
             im2col(op, x, g * cg, cg, col);
-            mlrt_dense_forward(&d, op->wdw + (size_t)g * ocg * op->k_in, op->k_in, y + (size_t)g * ocg * p, p, ocg);
+            mlrt__dense_forward(&d, op->wdw + (size_t)g * ocg * op->k_in, op->k_in, y + (size_t)g * ocg * p, p, ocg);
         }
         for (uint32_t o = 0; o < op->oc; o++) {
             float *yo = y + o * p, bias = op->bdw[o];
             for (size_t q = 0; q < p; q++) yo[q] += bias;
-            mlrt_activate(op->act, yo, p);
+            mlrt__activate(op->act, yo, p);
         }
     }
 }
@@ -199,13 +199,13 @@ static void maxpool_2x2(const float *x, uint32_t w, uint32_t oh, uint32_t ow, fl
     }
 }
 
-MLRT_SMALL void mlrt_pool_forward(const mlrt_gop *op, const float *x, float *y, size_t images) {
+MLRT__SMALL void mlrt__pool_forward(const mlrt__gop *op, const float *x, float *y, size_t images) {
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
-    const bool max = op->kind == MLRT_GOP_MAXPOOL;
+    const bool max = op->kind == MLRT__GOP_MAXPOOL;
     const bool fast2x2 = max && op->kh == 2 && op->kw == 2 && op->sh == 2 && op->sw == 2 && op->dh == 1 && op->dw == 1 &&
                          op->pt == 0 && op->pl == 0 && 2u * op->oh <= op->h && 2u * op->ow <= op->w;
     for (size_t plane = 0; plane < images * op->c; plane++, x += hw, y += p) {
-        if (op->kind == MLRT_GOP_GLOBALAVG) {
+        if (op->kind == MLRT__GOP_GLOBALAVG) {
             float s = 0.0f;
             for (size_t i = 0; i < hw; i++) s += x[i];
             y[0] = s / (float)hw;

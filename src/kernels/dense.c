@@ -1,7 +1,7 @@
 /* kernels/dense.c — dense layers: y = act(W x + b), for one row or a tile of rows.
  *
- * Weights are packed at load into panels of MLRT_PANEL outputs:
- *   w[p][i][j] = W[p * MLRT_PANEL + j][i]
+ * Weights are packed at load into panels of MLRT__PANEL outputs:
+ *   w[p][i][j] = W[p * MLRT__PANEL + j][i]
  * so that, for a fixed input i, the panel's outputs are contiguous: one or two vector
  * loads, multiplied by the broadcast input. Every weight is read once per row block,
  * front to back. Written with GCC/Clang vector extensions: SIMD128 when compiled with
@@ -12,7 +12,7 @@
 #include <string.h>
 
 
-#if MLRT_PANEL != 8
+#if MLRT__PANEL != 8
 #error "the kernels below are written for panels of 8 outputs (two v4)"
 #endif
 
@@ -92,7 +92,7 @@ KERNEL void panel_rows(const float *w, const float *x, size_t xs, size_t in, flo
 
 static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
 
-__attribute__((noinline)) void mlrt_activate(mlrt_activation act, float *y, size_t n) {
+__attribute__((noinline)) void mlrt__activate(mlrt_activation act, float *y, size_t n) {
     switch (act) {
     case MLRT_ACT_IDENTITY: break;
     case MLRT_ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f; break;
@@ -120,19 +120,19 @@ static inline void store_panel(const float *acc8, const float *bias8, float *y, 
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] + bias8[j];
 }
 
-__attribute__((noinline)) void mlrt_dense_forward_range(const mlrt_dense *l, const float *x, size_t x_stride, float *y,
+__attribute__((noinline)) void mlrt__dense_forward_range(const mlrt__dense *l, const float *x, size_t x_stride, float *y,
                                                        size_t y_stride, size_t rows, size_t o0, size_t o1) {
-    const size_t in = l->in, panel_floats = in * MLRT_PANEL;
-    const size_t p0 = o0 / MLRT_PANEL, p1 = (o1 + MLRT_PANEL - 1) / MLRT_PANEL; /* p0 % 4 == 0: whole-layer grouping */
+    const size_t in = l->in, panel_floats = in * MLRT__PANEL;
+    const size_t p0 = o0 / MLRT__PANEL, p1 = (o1 + MLRT__PANEL - 1) / MLRT__PANEL; /* p0 % 4 == 0: whole-layer grouping */
     const size_t row_blocks = rows / ROWS * ROWS;
-    float acc[ROWS * MLRT_PANEL];
+    float acc[ROWS * MLRT__PANEL];
     /* blocks of ROWS rows: each panel, once loaded into cache, serves every block */
     for (size_t p = p0; p < p1 && row_blocks; p++) {
-        const float *w = l->w + p * panel_floats, *bias = l->b + p * MLRT_PANEL;
-        size_t o = p * MLRT_PANEL, n = l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL;
+        const float *w = l->w + p * panel_floats, *bias = l->b + p * MLRT__PANEL;
+        size_t o = p * MLRT__PANEL, n = l->out - o < MLRT__PANEL ? l->out - o : MLRT__PANEL;
         for (size_t r = 0; r < row_blocks; r += ROWS) {
-            panel_rows(w, x + r * x_stride, x_stride, in, acc, MLRT_PANEL);
-            for (size_t k = 0; k < ROWS; k++) store_panel(acc + k * MLRT_PANEL, bias, y + (r + k) * y_stride + o, n);
+            panel_rows(w, x + r * x_stride, x_stride, in, acc, MLRT__PANEL);
+            for (size_t k = 0; k < ROWS; k++) store_panel(acc + k * MLRT__PANEL, bias, y + (r + k) * y_stride + o, n);
         }
     }
     /* the last rows one at a time */
@@ -143,21 +143,21 @@ __attribute__((noinline)) void mlrt_dense_forward_range(const mlrt_dense *l, con
         for (; p + 4 <= p1; p += 4) {
             panels4_1row(l->w + p * panel_floats, xr, in, acc);
             for (size_t k = 0; k < 4; k++) {
-                size_t o = (p + k) * MLRT_PANEL;
-                store_panel(acc + k * MLRT_PANEL, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
+                size_t o = (p + k) * MLRT__PANEL;
+                store_panel(acc + k * MLRT__PANEL, l->b + o, yr + o, l->out - o < MLRT__PANEL ? l->out - o : MLRT__PANEL);
             }
         }
         for (; p < p1; p++) {
-            size_t o = p * MLRT_PANEL;
+            size_t o = p * MLRT__PANEL;
             panel_1row(l->w + p * panel_floats, xr, in, acc);
-            store_panel(acc, l->b + o, yr + o, l->out - o < MLRT_PANEL ? l->out - o : MLRT_PANEL);
+            store_panel(acc, l->b + o, yr + o, l->out - o < MLRT__PANEL ? l->out - o : MLRT__PANEL);
         }
     }
-    for (size_t r = 0; r < rows; r++) mlrt_activate(l->act, y + r * y_stride + o0, o1 - o0);
+    for (size_t r = 0; r < rows; r++) mlrt__activate(l->act, y + r * y_stride + o0, o1 - o0);
 }
 
-void mlrt_dense_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows) {
-    mlrt_dense_forward_range(l, x, x_stride, y, y_stride, rows, 0, l->out);
+void mlrt__dense_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows) {
+    mlrt__dense_forward_range(l, x, x_stride, y, y_stride, rows, 0, l->out);
 }
 
 /* ------------------------------------------------------------------ packing */
@@ -174,8 +174,8 @@ static inline bool any(u4 m) { return (m[0] | m[1] | m[2] | m[3]) != 0; }
 static bool pack_cells(const uint8_t *w, bool in_major, size_t in, size_t out, size_t o, size_t i0, size_t i1,
                        float *dst) {
     uint32_t bad = 0;
-    for (size_t i = i0; i < i1; i++, dst += MLRT_PANEL)
-        for (size_t j = 0; j < MLRT_PANEL; j++) {
+    for (size_t i = i0; i < i1; i++, dst += MLRT__PANEL)
+        for (size_t j = 0; j < MLRT__PANEL; j++) {
             float v = 0.0f;
             if (o + j < out) memcpy(&v, w + 4 * (in_major ? i * out + o + j : (o + j) * in + i), 4);
             uint32_t u;
@@ -188,9 +188,9 @@ static bool pack_cells(const uint8_t *w, bool in_major, size_t in, size_t out, s
 
 /* [out][in] in the file: eight rows read side by side, 4 x 4 blocks transposed in registers. */
 static bool pack_out_major(const uint8_t *w, size_t in, size_t out, float *dst) {
-    const size_t panel_floats = in * MLRT_PANEL, full = out / MLRT_PANEL * MLRT_PANEL, row = 4 * in;
+    const size_t panel_floats = in * MLRT__PANEL, full = out / MLRT__PANEL * MLRT__PANEL, row = 4 * in;
     u4 bad = {0};
-    for (size_t o = 0; o < full; o += MLRT_PANEL, dst += panel_floats) {
+    for (size_t o = 0; o < full; o += MLRT__PANEL, dst += panel_floats) {
         const uint8_t *r = w + o * row;
         size_t i = 0;
         /* load-time hot loop: 8 vector loads, 16 shuffles and 8 stores place 32 weights */
@@ -203,25 +203,25 @@ static bool pack_out_major(const uint8_t *w, size_t in, size_t out, float *dst) 
             v4 cd0 = __builtin_shufflevector(c, d, 0, 4, 1, 5), cd1 = __builtin_shufflevector(c, d, 2, 6, 3, 7);
             v4 ef0 = __builtin_shufflevector(e, f, 0, 4, 1, 5), ef1 = __builtin_shufflevector(e, f, 2, 6, 3, 7);
             v4 gh0 = __builtin_shufflevector(g, h, 0, 4, 1, 5), gh1 = __builtin_shufflevector(g, h, 2, 6, 3, 7);
-            float *q = dst + i * MLRT_PANEL;
+            float *q = dst + i * MLRT__PANEL;
             st(q, __builtin_shufflevector(ab0, cd0, 0, 1, 4, 5));      st(q + 4, __builtin_shufflevector(ef0, gh0, 0, 1, 4, 5));
             st(q + 8, __builtin_shufflevector(ab0, cd0, 2, 3, 6, 7));  st(q + 12, __builtin_shufflevector(ef0, gh0, 2, 3, 6, 7));
             st(q + 16, __builtin_shufflevector(ab1, cd1, 0, 1, 4, 5)); st(q + 20, __builtin_shufflevector(ef1, gh1, 0, 1, 4, 5));
             st(q + 24, __builtin_shufflevector(ab1, cd1, 2, 3, 6, 7)); st(q + 28, __builtin_shufflevector(ef1, gh1, 2, 3, 6, 7));
         }
-        if (!pack_cells(w, false, in, out, o, i, in, dst + i * MLRT_PANEL)) return false;
+        if (!pack_cells(w, false, in, out, o, i, in, dst + i * MLRT__PANEL)) return false;
     }
     return !any(bad) && (full == out || pack_cells(w, false, in, out, full, 0, in, dst));
 }
 
 /* [in][out] in the file: a panel's eight outputs are already side by side: two vectors per input. */
 static bool pack_in_major(const uint8_t *w, size_t in, size_t out, float *dst) {
-    const size_t panel_floats = in * MLRT_PANEL, full = out / MLRT_PANEL * MLRT_PANEL;
+    const size_t panel_floats = in * MLRT__PANEL, full = out / MLRT__PANEL * MLRT__PANEL;
     u4 bad = {0};
     for (size_t i = 0; i < in; i++) {
         const uint8_t *r = w + 4 * i * out;
-        float *q = dst + i * MLRT_PANEL;
-        for (size_t o = 0; o < full; o += MLRT_PANEL, q += panel_floats) {
+        float *q = dst + i * MLRT__PANEL;
+        for (size_t o = 0; o < full; o += MLRT__PANEL, q += panel_floats) {
             v4 a = ldb(r + 4 * o), b = ldb(r + 4 * o + 16);
             bad |= special(a) | special(b);
             st(q, a);
@@ -231,6 +231,6 @@ static bool pack_in_major(const uint8_t *w, size_t in, size_t out, float *dst) {
     return !any(bad) && (full == out || pack_cells(w, true, in, out, full, 0, in, dst + full * in));
 }
 
-bool mlrt_dense_pack_f32(const uint8_t *w, bool in_major, size_t in, size_t out, float *dst) {
+bool mlrt__dense_pack_f32(const uint8_t *w, bool in_major, size_t in, size_t out, float *dst) {
     return in_major ? pack_in_major(w, in, out, dst) : pack_out_major(w, in, out, dst);
 }

@@ -15,10 +15,10 @@
  * a file block of 32 elements may straddle two rows when in % 32 != 0, but a run of gcd(in, 32)
  * elements starting at a row offset that is a multiple of it never does.
  * Weights are packed in panels of 8 outputs like the f32 kernels (kernels/dense.c), interleaved in
- * bands of up to 4 panels (32 outputs) so that one pointer walks a band (internal.h, mlrt_q*_at):
+ * bands of up to 4 panels (32 outputs) so that one pointer walks a band (internal.h, mlrt__q*_at):
  *   Q8  [band][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair and panel)
  *   Q4  [band][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad and panel)
- * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT_WQ_Q4_ROWS): a plain loop, slower.
+ * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT__WQ_Q4_ROWS): a plain loop, slower.
  * Zero inputs add exactly 0 to integer sums: the kernels walk only a row's runs of nonzero input
  * pairs (Q8) or its groups holding a nonzero input (Q4) — blank image borders, ReLU zeros.
  * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
@@ -95,7 +95,7 @@ NO_VECTORIZE
     return (double)amax / 32767.0;
 }
 
-#if MLRT_Q8_K == 4
+#if MLRT__Q8_K == 4
 /* Relaxed build, Q8 layers: xq[i] = min(127, round((x[i] - lo) / xs)) for i < n, 0 up to n_q, where
  * lo = min(0, min x), hi = max(0, max x), xs = (hi - lo) / 127. 7 bits because engines may read the
  * top bit of relaxed_dot's second operand as a sign or not; x = 0 maps to 0 when lo = 0 (pixels, ReLU
@@ -155,9 +155,9 @@ typedef int16_t q8_act;
 /* Q8, NP panels of 8 outputs starting at w, `stride` bytes per input pair (16 x the band's panels),
  * over the row's runs of nonzero input pairs only (zero pairs add exactly 0 to integer sums):
  * run r is pairs [runs[2r], runs[2r+1] & ~RUN_FLUSH); the i32 sums go to acc[p * 8 + j] as floats
- * after each run marked RUN_FLUSH (at most MLRT_Q8_GROUP / 2 pairs apart). */
+ * after each run marked RUN_FLUSH (at most MLRT__Q8_GROUP / 2 pairs apart). */
 #define RUN_FLUSH 0x80000000u
-#if MLRT_Q8_K == 4
+#if MLRT__Q8_K == 4
 /* Relaxed build: `stride` bytes per input quad (32 x the band's panels). */
 INLINE void q8_panels(const uint8_t *w, size_t stride, const uint8_t *xq, const uint32_t *runs, size_t n_runs,
                       float *acc, const int NP) {
@@ -284,7 +284,7 @@ INLINE void q4_panels(const uint8_t *w, size_t stride, const float *scale, size_
 }
 #endif
 
-#if MLRT_Q8_K == 4 /* two panels at a time: four accumulators fit V8's x64 registers, eight spill */
+#if MLRT__Q8_K == 4 /* two panels at a time: four accumulators fit V8's x64 registers, eight spill */
 KERNEL void q8_panels2(const uint8_t *w, size_t stride, const q8_act *xq, const uint32_t *runs, size_t n_runs, float *acc) {
     q8_panels(w, stride, xq, runs, n_runs, acc, 2);
 }
@@ -306,7 +306,7 @@ KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_
 }
 
 /* Q4 in the file's layout (any in): block by block along each output's row, outputs [o0, o1). */
-MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, size_t o0, size_t o1, float *acc) {
+MLRT__SMALL KERNEL void q4_rows(const mlrt__dense *l, const int16_t *xq, size_t o0, size_t o1, float *acc) {
     const size_t in = l->in;
     for (size_t o = o0; o < o1; o++) {
         size_t e = o * in, end = e + in;
@@ -331,7 +331,7 @@ MLRT_SMALL KERNEL void q4_rows(const mlrt_dense *l, const int16_t *xq, size_t o0
  * Dense rows make few long runs; images with blank borders and ReLU outputs make many short ones
  * and skip the zeros. */
 static inline uint32_t word_at(const void *p, size_t k) { uint32_t v; memcpy(&v, (const char *)p + 4 * k, 4); return v; }
-MLRT_SMALL __attribute__((noinline)) static size_t nonzero_runs(const void *xq, size_t words, size_t group, uint32_t *runs) {
+MLRT__SMALL __attribute__((noinline)) static size_t nonzero_runs(const void *xq, size_t words, size_t group, uint32_t *runs) {
     size_t n = 0, budget = group; /* words left in the current i32 sum */
     for (size_t k = 0; k < words;) {
         while (k < words && word_at(xq, k) == 0) k++;
@@ -358,24 +358,24 @@ static void store_scaled(const float *acc8, double mul, double zp, const int32_t
 }
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once (Q8 relaxed:
  * 2 at a time), the panels of a smaller (last) band one by one. runs: Q8 runs of nonzero words, Q4 nonzero groups. */
-MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
+MLRT__SMALL static void panels_row(const mlrt__dense *l, const int16_t *xq, const int32_t *xsum, const uint32_t *runs,
                                   size_t n_runs, double mul, double zp, size_t from, size_t to, float *y) {
     const size_t in = l->in_q, groups = in / l->group;
-    float acc[4 * MLRT_PANEL];
+    float acc[4 * MLRT__PANEL];
     for (size_t o0 = from; o0 < to; o0 += 32) { /* from: a multiple of 32, a band's first output */
-        const size_t np = mlrt_qband_np(l, o0);
+        const size_t np = mlrt__qband_np(l, o0);
         memset(acc, 0, sizeof acc);
-        if (l->wq == MLRT_WQ_Q8) {
+        if (l->wq == MLRT__WQ_Q8) {
             const uint8_t *w = l->q + o0 * in;
-            const size_t stride = 8 * MLRT_Q8_K * np;
+            const size_t stride = 8 * MLRT__Q8_K * np;
             const q8_act *x = (const q8_act *)xq;
             size_t p = 0;
-#if MLRT_Q8_K == 4
-            for (; p + 2 <= np; p += 2) q8_panels2(w + 8 * MLRT_Q8_K * p, stride, x, runs, n_runs, acc + 8 * p);
+#if MLRT__Q8_K == 4
+            for (; p + 2 <= np; p += 2) q8_panels2(w + 8 * MLRT__Q8_K * p, stride, x, runs, n_runs, acc + 8 * p);
 #else
             if (np == 4) q8_panels4(w, stride, x, runs, n_runs, acc), p = 4;
 #endif
-            for (; p < np; p++) q8_panel1(w + 8 * MLRT_Q8_K * p, stride, x, runs, n_runs, acc + 8 * p);
+            for (; p < np; p++) q8_panel1(w + 8 * MLRT__Q8_K * p, stride, x, runs, n_runs, acc + 8 * p);
         } else {
             const uint8_t *w = l->q + o0 * in / 2;
             const float *sc = l->qscale + o0 * groups;
@@ -388,8 +388,8 @@ MLRT_SMALL static void panels_row(const mlrt_dense *l, const int16_t *xq, const 
 }
 
 /* A Q8 row's activations: 7 bits with a zero point *lo in the relaxed build, int16 elsewhere (*lo = 0). */
-static double quantize_q8_row(const mlrt_dense *l, const float *x, int16_t *xq, double *lo) {
-#if MLRT_Q8_K == 4
+static double quantize_q8_row(const mlrt__dense *l, const float *x, int16_t *xq, double *lo) {
+#if MLRT__Q8_K == 4
     return quantize_row_u7(x, l->in, l->in_q, (uint8_t *)xq, lo);
 #else
     *lo = 0.0;
@@ -397,18 +397,18 @@ static double quantize_q8_row(const mlrt_dense *l, const float *x, int16_t *xq, 
 #endif
 }
 
-MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+MLRT__SMALL void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                         size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz) {
     for (size_t r = 0; r < rows; r++) {
         float *yr = y + r * y_stride;
         double lo = 0.0;
-        double xs = l->wq == MLRT_WQ_Q8 ? quantize_q8_row(l, x + r * x_stride, xq, &lo) : quantize_row(x + r * x_stride, l->in, l->in_q, xq);
+        double xs = l->wq == MLRT__WQ_Q8 ? quantize_q8_row(l, x + r * x_stride, xq, &lo) : quantize_row(x + r * x_stride, l->in, l->in_q, xq);
         if (xs != xs) { /* a non-finite activation: make it reach the output check */
             for (size_t o = o0; o < o1; o++) yr[o] = INFINITY;
             continue;
         }
-        size_t n_runs = l->wq == MLRT_WQ_Q8 ? nonzero_runs(xq, l->in_q / MLRT_Q8_K, MLRT_Q8_GROUP / MLRT_Q8_K, nz) : 0;
-        if (l->wq == MLRT_WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
+        size_t n_runs = l->wq == MLRT__WQ_Q8 ? nonzero_runs(xq, l->in_q / MLRT__Q8_K, MLRT__Q8_GROUP / MLRT__Q8_K, nz) : 0;
+        if (l->wq == MLRT__WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
             for (uint32_t g = 0; g < l->in / l->group; g++) {
                 int32_t s = 0, any = 0;
                 for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i], any |= xq[i];
@@ -416,13 +416,13 @@ MLRT_SMALL void mlrt_quant_forward(const mlrt_dense *l, const float *x, size_t x
                 nz[n_runs] = g;
                 n_runs += any != 0;
             }
-        if (l->wq == MLRT_WQ_Q4_ROWS) {
+        if (l->wq == MLRT__WQ_Q4_ROWS) {
             q4_rows(l, xq, o0, o1, yr);
             store_scaled(yr + o0, xs, 0.0, NULL, l->b + o0, yr + o0, o1 - o0);
         } else {
-            const double qs = l->wq == MLRT_WQ_Q8 ? (double)l->qs : 1.0;
+            const double qs = l->wq == MLRT__WQ_Q8 ? (double)l->qs : 1.0;
             panels_row(l, xq, xsum, nz, n_runs, qs * xs, qs * lo, o0, o1, yr);
         }
-        mlrt_activate(l->act, yr + o0, o1 - o0);
+        mlrt__activate(l->act, yr + o0, o1 - o0);
     }
 }

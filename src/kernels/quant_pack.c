@@ -24,18 +24,18 @@ static const char *non_finite_name(float v) { return isnan(v) ? "NaN" : "infinit
 static mlrt_status check_scales(const uint8_t *src, mlrt_dtype dtype, size_t n, const char *fmt, const char *name,
                                 mlrt_error *err) {
     if (dtype == MLRT_APR_Q8) {
-        float s = mlrt_load_scalar(src, MLRT_F32);
+        float s = mlrt__to_f32(src, MLRT_F32);
         if (!isfinite(s))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is %s", fmt, name, non_finite_name(s));
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is %s", fmt, name, non_finite_name(s));
         if (!isfinite(s * 128.0f))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is too large: 128 x scale overflows f32",
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is too large: 128 x scale overflows f32",
                              fmt, name);
         return MLRT_OK;
     }
     for (size_t b = 0; b * Q4_BLOCK < n; b++) { /* an f16 times 8 is always finite */
-        float s = mlrt_load_scalar(src + b * Q4_BLOCK_BYTES, MLRT_F16);
+        float s = mlrt__to_f32(src + b * Q4_BLOCK_BYTES, MLRT_F16);
         if (!isfinite(s))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q4 scale of block %zu is %s", fmt, name, b,
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q4 scale of block %zu is %s", fmt, name, b,
                              non_finite_name(s));
     }
     return MLRT_OK;
@@ -62,7 +62,7 @@ static float q4k_element(const uint8_t *blk, size_t e) { /* e < 256 */
     int j = (int)(e / 32), scale, min;
     q4k_scale_min(blk + 4, j, &scale, &min);
     uint8_t b = blk[16 + e / 64 * 32 + e % 32];
-    float d = mlrt_load_scalar(blk, MLRT_F16) * (float)scale, m = mlrt_load_scalar(blk + 2, MLRT_F16) * (float)min;
+    float d = mlrt__to_f32(blk, MLRT_F16) * (float)scale, m = mlrt__to_f32(blk + 2, MLRT_F16) * (float)min;
     return d * (float)(j & 1 ? b >> 4 : b & 15) - m;
 }
 
@@ -70,7 +70,7 @@ static float q6k_element(const uint8_t *blk, size_t e) { /* e < 256 */
     size_t half = e / 128, l = e % 32, quarter = e % 128 / 32; /* quarters: ql low, ql+32 low, ql high, ql+32 high */
     const uint8_t *ql = blk + 64 * half, *qh = blk + 128 + 32 * half;
     int low = ql[l + 32 * (quarter & 1)] >> (4 * (quarter >> 1)) & 15, high = qh[l] >> (2 * quarter) & 3;
-    float d = mlrt_load_scalar(blk + 208, MLRT_F16);
+    float d = mlrt__to_f32(blk + 208, MLRT_F16);
     return d * (float)(int8_t)blk[192 + 8 * half + l / 16 + 2 * quarter] * (float)((low | high << 4) - 32);
 }
 
@@ -79,10 +79,10 @@ static mlrt_status dequantize_k(const uint8_t *src, mlrt_dtype dtype, size_t n, 
     const size_t bytes = dtype == MLRT_Q4_K ? 144 : 210;
     for (size_t b = 0; b * 256 < n; b++) {
         const uint8_t *blk = src + b * bytes;
-        float d = mlrt_load_scalar(blk + (dtype == MLRT_Q4_K ? 0 : 208), MLRT_F16);
-        float dmin = dtype == MLRT_Q4_K ? mlrt_load_scalar(blk + 2, MLRT_F16) : 0.0f;
+        float d = mlrt__to_f32(blk + (dtype == MLRT_Q4_K ? 0 : 208), MLRT_F16);
+        float dmin = dtype == MLRT_Q4_K ? mlrt__to_f32(blk + 2, MLRT_F16) : 0.0f;
         if (!isfinite(d) || !isfinite(dmin))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' %s %s of super-block %zu is %s", fmt, name,
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' %s %s of super-block %zu is %s", fmt, name,
                              mlrt_dtype_name(dtype), isfinite(d) ? "dmin" : "d", b, non_finite_name(isfinite(d) ? dmin : d));
         for (size_t e = 0; e < 256 && b * 256 + e < n; e++)
             out[b * 256 + e] = dtype == MLRT_Q4_K ? q4k_element(blk, e) : q6k_element(blk, e);
@@ -90,18 +90,18 @@ static mlrt_status dequantize_k(const uint8_t *src, mlrt_dtype dtype, size_t n, 
     return MLRT_OK;
 }
 
-mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
+mlrt_status mlrt__quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n, float *out, const char *fmt,
                                   const char *name, mlrt_error *err) {
     if (dtype == MLRT_Q4_K || dtype == MLRT_Q6_K) return dequantize_k(src, dtype, n, out, fmt, name, err);
     mlrt_status st = check_scales(src, dtype, n, fmt, name, err);
     if (st) return st;
     if (dtype == MLRT_APR_Q8) {
-        float s = mlrt_load_scalar(src, MLRT_F32);
+        float s = mlrt__to_f32(src, MLRT_F32);
         for (size_t k = 0; k < n; k++) out[k] = (float)(int8_t)src[4 + k] * s;
     } else {
         for (size_t k = 0; k < n; k++) {
             const uint8_t *blk = src + k / Q4_BLOCK * Q4_BLOCK_BYTES;
-            out[k] = (float)((int)q4_nibble(blk + 2, k % Q4_BLOCK) - 8) * mlrt_load_scalar(blk, MLRT_F16);
+            out[k] = (float)((int)q4_nibble(blk + 2, k % Q4_BLOCK) - 8) * mlrt__to_f32(blk, MLRT_F16);
         }
     }
     return MLRT_OK;
@@ -111,78 +111,78 @@ mlrt_status mlrt_quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t n
 
 static uint32_t gcd32(uint32_t in) { uint32_t low = in & (0u - in); return low < 32 ? low : 32; }
 
-static void pack_q8(mlrt_dense *d, const uint8_t *src) {
+static void pack_q8(mlrt__dense *d, const uint8_t *src) {
     const size_t in = d->in;
-    d->qs = mlrt_load_scalar(src, MLRT_F32);
+    d->qs = mlrt__to_f32(src, MLRT_F32);
     for (size_t o = 0; o < d->out; o++) {
-        int32_t sum = 0; /* -2^31 <= sum < 2^31: in <= MLRT_MAX_DIM = 2^24 */
-        for (size_t i = 0; i < in; i++) d->q[mlrt_q8_at(d, o, i)] = src[4 + o * in + i], sum += (int8_t)src[4 + o * in + i];
+        int32_t sum = 0; /* -2^31 <= sum < 2^31: in <= MLRT__MAX_DIM = 2^24 */
+        for (size_t i = 0; i < in; i++) d->q[mlrt__q8_at(d, o, i)] = src[4 + o * in + i], sum += (int8_t)src[4 + o * in + i];
         if (d->qsum) d->qsum[o] = sum;
     }
 }
 
-static void pack_q4(mlrt_dense *d, const uint8_t *src) {
+static void pack_q4(mlrt__dense *d, const uint8_t *src) {
     const size_t in = d->in, g = d->group, groups = in / g;
     for (size_t o = 0; o < d->out; o++) {
         for (size_t i = 0; i < in; i++) {
             size_t e = o * in + i;
             unsigned n = q4_nibble(src + e / Q4_BLOCK * Q4_BLOCK_BYTES + 2, e % Q4_BLOCK);
-            d->q[mlrt_q4_at(d, o, i)] |= (uint8_t)(i & 2 ? n << 4 : n);
+            d->q[mlrt__q4_at(d, o, i)] |= (uint8_t)(i & 2 ? n << 4 : n);
         }
         for (size_t k = 0; k < groups; k++) /* the whole group lies in one file block */
-            d->qscale[mlrt_q4_scale_at(d, o, k)] =
-                mlrt_load_scalar(src + (o * in + k * g) / Q4_BLOCK * Q4_BLOCK_BYTES, MLRT_F16);
+            d->qscale[mlrt__q4_scale_at(d, o, k)] =
+                mlrt__to_f32(src + (o * in + k * g) / Q4_BLOCK * Q4_BLOCK_BYTES, MLRT_F16);
     }
 }
 
-static void pack_q4_rows(mlrt_dense *d, const uint8_t *src, size_t blocks) {
+static void pack_q4_rows(mlrt__dense *d, const uint8_t *src, size_t blocks) {
     for (size_t b = 0; b < blocks; b++) {
-        d->qscale[b] = mlrt_load_scalar(src + b * Q4_BLOCK_BYTES, MLRT_F16);
+        d->qscale[b] = mlrt__to_f32(src + b * Q4_BLOCK_BYTES, MLRT_F16);
         memcpy(d->q + b * 16, src + b * Q4_BLOCK_BYTES + 2, 16);
     }
 }
 
-mlrt_status mlrt_quant_pack(mlrt_dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
+mlrt_status mlrt__quant_pack(mlrt__dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
                             mlrt_error *err) {
     const size_t n = (size_t)d->in * d->out, blocks = (n + Q4_BLOCK - 1) / Q4_BLOCK;
     mlrt_status st = check_scales(src, dtype, n, fmt, name, err);
     if (st) return st;
     if (dtype == MLRT_APR_Q8) {
-        d->wq = MLRT_WQ_Q8;
-        d->in_q = (d->in + MLRT_Q8_K - 1) & ~(uint32_t)(MLRT_Q8_K - 1);
-        d->group = MLRT_Q8_GROUP;
+        d->wq = MLRT__WQ_Q8;
+        d->in_q = (d->in + MLRT__Q8_K - 1) & ~(uint32_t)(MLRT__Q8_K - 1);
+        d->group = MLRT__Q8_GROUP;
         d->q_bytes = (size_t)d->out_padded * d->in_q;
-        if (MLRT_Q8_K == 4) d->qscale_bytes = (size_t)d->out_padded * sizeof *d->qsum;
+        if (MLRT__Q8_K == 4) d->qscale_bytes = (size_t)d->out_padded * sizeof *d->qsum;
     } else if (d->in % 4 == 0) {
-        d->wq = MLRT_WQ_Q4;
+        d->wq = MLRT__WQ_Q4;
         d->in_q = d->in;
         d->group = gcd32(d->in);
         d->q_bytes = (size_t)d->out_padded * d->in / 2;
         d->qscale_bytes = (size_t)d->out_padded * (d->in / d->group) * sizeof(float);
     } else {
-        d->wq = MLRT_WQ_Q4_ROWS;
+        d->wq = MLRT__WQ_Q4_ROWS;
         d->in_q = d->in;
         d->group = Q4_BLOCK;
         d->q_bytes = blocks * 16;
         d->qscale_bytes = blocks * sizeof(float);
     }
     d->q = calloc(d->q_bytes, 1);
-    if (d->wq == MLRT_WQ_Q8 && d->qscale_bytes) d->qsum = calloc(d->qscale_bytes, 1);
+    if (d->wq == MLRT__WQ_Q8 && d->qscale_bytes) d->qsum = calloc(d->qscale_bytes, 1);
     else if (d->qscale_bytes) d->qscale = malloc(d->qscale_bytes);
     if (!d->q || (d->qscale_bytes && !d->qscale && !d->qsum))
-        return mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, name);
-    if (d->wq == MLRT_WQ_Q8) pack_q8(d, src);
-    else if (d->wq == MLRT_WQ_Q4) pack_q4(d, src);
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, name);
+    if (d->wq == MLRT__WQ_Q8) pack_q8(d, src);
+    else if (d->wq == MLRT__WQ_Q4) pack_q4(d, src);
     else pack_q4_rows(d, src, blocks);
     return MLRT_OK;
 }
 
-float mlrt_quant_weight(const mlrt_dense *d, size_t o, size_t i) {
-    if (d->wq == MLRT_WQ_Q8) return (float)(int8_t)d->q[mlrt_q8_at(d, o, i)] * d->qs;
-    if (d->wq == MLRT_WQ_Q4) {
-        uint8_t b = d->q[mlrt_q4_at(d, o, i)];
+float mlrt__quant_weight(const mlrt__dense *d, size_t o, size_t i) {
+    if (d->wq == MLRT__WQ_Q8) return (float)(int8_t)d->q[mlrt__q8_at(d, o, i)] * d->qs;
+    if (d->wq == MLRT__WQ_Q4) {
+        uint8_t b = d->q[mlrt__q4_at(d, o, i)];
         int n = (int)(i & 2 ? b >> 4 : b & 15u) - 8;
-        return (float)n * d->qscale[mlrt_q4_scale_at(d, o, i / d->group)];
+        return (float)n * d->qscale[mlrt__q4_scale_at(d, o, i / d->group)];
     }
     size_t e = o * d->in + i;
     return (float)((int)q4_nibble(d->q + e / Q4_BLOCK * 16, e % Q4_BLOCK) - 8) * d->qscale[e / Q4_BLOCK];

@@ -6,8 +6,8 @@
  *     compiler from fusing it, so the SIMD128, scalar and native builds agree bit for bit;
  *   - f32x4.relaxed_madd in the relaxed-SIMD build (mlrt-relaxed.wasm), which engines with FMA
  *     run as one fused, once-rounded instruction: results differ in the last bits. */
-#ifndef MLRT_KERNELS_SIMD_H
-#define MLRT_KERNELS_SIMD_H
+#ifndef MLRT__KERNELS_SIMD_H
+#define MLRT__KERNELS_SIMD_H
 
 typedef float v4 __attribute__((vector_size(16)));
 typedef float v4u __attribute__((vector_size(16), aligned(4))); /* unaligned access */

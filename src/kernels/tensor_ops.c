@@ -4,11 +4,11 @@
 #include <math.h>
 #include <string.h>
 
-static inline float apply(mlrt_bin_kind k, float a, float b) {
-    return k == MLRT_BIN_ADD ? a + b : k == MLRT_BIN_SUB ? a - b : k == MLRT_BIN_MUL ? a * b : a / b;
+static inline float apply(mlrt__bin_kind k, float a, float b) {
+    return k == MLRT__BIN_ADD ? a + b : k == MLRT__BIN_SUB ? a - b : k == MLRT__BIN_MUL ? a * b : a / b;
 }
 
-void mlrt_binary(mlrt_bin_kind k, const float *a, const int64_t *ad, const float *b, const int64_t *bd,
+void mlrt__binary(mlrt__bin_kind k, const float *a, const int64_t *ad, const float *b, const int64_t *bd,
                  float *y, const int64_t *yd, uint32_t r) {
     size_t n = 1, na = 1, nb = 1;
     for (uint32_t d = 0; d < r; d++) n *= (size_t)yd[d], na *= (size_t)ad[d], nb *= (size_t)bd[d];
@@ -19,7 +19,7 @@ void mlrt_binary(mlrt_bin_kind k, const float *a, const int64_t *ad, const float
     if (na == n && nb == 1) { for (size_t i = 0; i < n; i++) y[i] = apply(k, a[i], b[0]); return; }
     if (nb == n && na == 1) { for (size_t i = 0; i < n; i++) y[i] = apply(k, a[0], b[i]); return; }
     /* general: walk y's index; a broadcast axis has stride 0 */
-    size_t sa[MLRT_MAX_RANK], sb[MLRT_MAX_RANK], idx[MLRT_MAX_RANK] = {0}, pa = 1, pb = 1;
+    size_t sa[MLRT__MAX_RANK], sb[MLRT__MAX_RANK], idx[MLRT__MAX_RANK] = {0}, pa = 1, pb = 1;
     for (uint32_t d = r; d-- > 0;) {
         sa[d] = ad[d] == 1 ? 0 : pa, sb[d] = bd[d] == 1 ? 0 : pb;
         pa *= (size_t)ad[d], pb *= (size_t)bd[d];
@@ -36,19 +36,19 @@ void mlrt_binary(mlrt_bin_kind k, const float *a, const int64_t *ad, const float
     }
 }
 
-void mlrt_unary(const mlrt_gop *op, const float *x, float *y, size_t n) {
-    switch ((mlrt_un_kind)op->sub) {
-    case MLRT_UN_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
-    case MLRT_UN_LEAKY: for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : op->alpha * x[i]; break;
-    case MLRT_UN_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i])); break;
-    case MLRT_UN_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
-    case MLRT_UN_CLIP:
+void mlrt__unary(const mlrt__gop *op, const float *x, float *y, size_t n) {
+    switch ((mlrt__un_kind)op->sub) {
+    case MLRT__UN_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
+    case MLRT__UN_LEAKY: for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : op->alpha * x[i]; break;
+    case MLRT__UN_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i])); break;
+    case MLRT__UN_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
+    case MLRT__UN_CLIP:
         for (size_t i = 0; i < n; i++) y[i] = x[i] < op->lo ? op->lo : x[i] > op->hi ? op->hi : x[i];
         break;
     }
 }
 
-void mlrt_softmax(const float *x, float *y, size_t outer, size_t n, size_t inner, bool log) {
+void mlrt__softmax(const float *x, float *y, size_t outer, size_t n, size_t inner, bool log) {
     for (size_t o = 0; o < outer; o++)
         for (size_t i = 0; i < inner; i++) {
             const float *xs = x + o * n * inner + i;
@@ -64,8 +64,8 @@ void mlrt_softmax(const float *x, float *y, size_t outer, size_t n, size_t inner
         }
 }
 
-void mlrt_transpose(const float *x, const int64_t *xd, const int64_t *perm, uint32_t r, float *y) {
-    size_t xs[MLRT_MAX_RANK], s[MLRT_MAX_RANK], yd[MLRT_MAX_RANK], idx[MLRT_MAX_RANK] = {0}, n = 1, p = 1;
+void mlrt__transpose(const float *x, const int64_t *xd, const int64_t *perm, uint32_t r, float *y) {
+    size_t xs[MLRT__MAX_RANK], s[MLRT__MAX_RANK], yd[MLRT__MAX_RANK], idx[MLRT__MAX_RANK] = {0}, n = 1, p = 1;
     for (uint32_t d = r; d-- > 0;) xs[d] = p, p *= (size_t)xd[d];
     for (uint32_t d = 0; d < r; d++) s[d] = xs[perm[d]], yd[d] = (size_t)xd[perm[d]], n *= yd[d];
     size_t off = 0;
@@ -79,8 +79,8 @@ void mlrt_transpose(const float *x, const int64_t *xd, const int64_t *perm, uint
     }
 }
 
-void mlrt_pad(const float *x, const int64_t *xd, const int64_t *pads, uint32_t r, float value, float *y) {
-    size_t yd[MLRT_MAX_RANK], ys[MLRT_MAX_RANK], n = 1, nx = 1, idx[MLRT_MAX_RANK] = {0};
+void mlrt__pad(const float *x, const int64_t *xd, const int64_t *pads, uint32_t r, float value, float *y) {
+    size_t yd[MLRT__MAX_RANK], ys[MLRT__MAX_RANK], n = 1, nx = 1, idx[MLRT__MAX_RANK] = {0};
     for (uint32_t d = r; d-- > 0;) yd[d] = (size_t)(xd[d] + pads[d] + pads[r + d]), ys[d] = n, n *= yd[d], nx *= (size_t)xd[d];
     for (size_t i = 0; i < n; i++) y[i] = value;
     if (!nx) return;
@@ -97,7 +97,7 @@ void mlrt_pad(const float *x, const int64_t *xd, const int64_t *pads, uint32_t r
     }
 }
 
-void mlrt_affine(const float *x, const float *scale, const float *shift, size_t outer, size_t c, size_t inner,
+void mlrt__affine(const float *x, const float *scale, const float *shift, size_t outer, size_t c, size_t inner,
                  float *y) {
     for (size_t o = 0; o < outer; o++)
         for (size_t k = 0; k < c; k++, x += inner, y += inner)
@@ -106,7 +106,7 @@ void mlrt_affine(const float *x, const float *scale, const float *shift, size_t 
 
 /* The walk of y's index for a slice: off is x's offset of y[i]. */
 #define SLICE_BODY(T)                                                                                   \
-    size_t xs[MLRT_MAX_RANK], idx[MLRT_MAX_RANK] = {0}, n = 1, p = 1;                                  \
+    size_t xs[MLRT__MAX_RANK], idx[MLRT__MAX_RANK] = {0}, n = 1, p = 1;                                  \
     int64_t off = 0;                                                                                    \
     for (uint32_t d = r; d-- > 0;) xs[d] = p, p *= (size_t)xd[d], n *= (size_t)yd[d];                  \
     for (uint32_t d = 0; d < r; d++) off += first[d] * (int64_t)xs[d];                                  \
@@ -119,12 +119,12 @@ void mlrt_affine(const float *x, const float *scale, const float *shift, size_t 
         }                                                                                               \
     }
 
-void mlrt_slice(const float *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r, float *y,
+void mlrt__slice(const float *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r, float *y,
                 const int64_t *yd) {
     SLICE_BODY(float)
 }
 
-void mlrt_slice_i64(const int64_t *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r,
+void mlrt__slice_i64(const int64_t *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r,
                     int64_t *y, const int64_t *yd) {
     SLICE_BODY(int64_t)
 }

@@ -16,13 +16,13 @@
 typedef float v4 __attribute__((vector_size(16)));
 typedef float v4u __attribute__((vector_size(16), aligned(4)));
 
-void mlrt_tree_walk(const mlrt_tree_node *nodes, uint32_t root, uint32_t depth, const float *x, size_t stride,
+void mlrt__tree_walk(const mlrt__tree_node *nodes, uint32_t root, uint32_t depth, const float *x, size_t stride,
                     size_t rows, uint32_t *at) {
     for (size_t r = 0; r < rows; r++) at[r] = root;
     for (uint32_t level = 0; level < depth; level++) {
         /* hot loop: one level for every row */
         for (size_t r = 0; r < rows; r++) {
-            const mlrt_tree_node *n = &nodes[at[r]];
+            const mlrt__tree_node *n = &nodes[at[r]];
             at[r] = x[r * stride + n->feature] <= n->v.threshold ? n->left : n->right;
         }
         if ((level & 3) == 3 && level + 1 < depth) { /* every 4 levels: is every row in a leaf? */
@@ -33,7 +33,7 @@ void mlrt_tree_walk(const mlrt_tree_node *nodes, uint32_t root, uint32_t depth, 
     }
 }
 
-void mlrt_trees_walk_row(const mlrt_tree_node *nodes, const uint32_t *root, const uint32_t *depth, uint32_t n_trees,
+void mlrt__trees_walk_row(const mlrt__tree_node *nodes, const uint32_t *root, const uint32_t *depth, uint32_t n_trees,
                          const float *x, uint32_t *leaf) {
     enum { G = 8 };
     for (uint32_t t0 = 0; t0 < n_trees; t0 += G) {
@@ -45,14 +45,14 @@ void mlrt_trees_walk_row(const mlrt_tree_node *nodes, const uint32_t *root, cons
         /* hot loop: one level of g trees (a tree already in its leaf stays there) */
         for (uint32_t level = 0; level < levels; level++)
             for (uint32_t j = 0; j < g; j++) {
-                const mlrt_tree_node *nd = &nodes[at[j]];
+                const mlrt__tree_node *nd = &nodes[at[j]];
                 at[j] = x[nd->feature] <= nd->v.threshold ? nd->left : nd->right;
             }
         for (uint32_t j = 0; j < g; j++) leaf[t0 + j] = at[j];
     }
 }
 
-void mlrt_kmeans_distances(const mlrt_kmeans *km, const float *x, size_t rows, float *d) {
+void mlrt__kmeans_distances(const mlrt__kmeans *km, const float *x, size_t rows, float *d) {
     const size_t dim = km->dim, k = km->k;
     for (size_t r = 0; r < rows; r++, x += dim, d += k) {
         for (size_t q0 = 0; q0 < k; q0 += 4) {

@@ -15,7 +15,7 @@
 
 #define TREE_TILE 256 /* rows per tile: each tree is walked for all of them before the next tree */
 
-void mlrt_forest_free(mlrt_forest *f) {
+void mlrt__forest_free(mlrt__forest *f) {
     if (!f) return;
     free(f->nodes);
     free(f->root);
@@ -25,7 +25,7 @@ void mlrt_forest_free(mlrt_forest *f) {
     free(f);
 }
 
-void mlrt_kmeans_free(mlrt_kmeans *km) {
+void mlrt__kmeans_free(mlrt__kmeans *km) {
     if (!km) return;
     free(km->c);
     free(km);
@@ -34,7 +34,7 @@ void mlrt_kmeans_free(mlrt_kmeans *km) {
 static mlrt_model *new_model(mlrt_kind kind, mlrt_task task, uint32_t in, uint32_t out, mlrt_error *err) {
     mlrt_model *m = calloc(1, sizeof *m);
     if (!m) {
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
     }
     m->format = MLRT_FORMAT_APR;
@@ -48,50 +48,50 @@ static mlrt_model *new_model(mlrt_kind kind, mlrt_task task, uint32_t in, uint32
 
 enum { LABEL_ROWS = 64 }; /* rows per predict_labels tile */
 
-mlrt_status mlrt_model_label_scratch(mlrt_model *m) {
+mlrt_status mlrt__model_label_scratch(mlrt_model *m) {
     if (m->task == MLRT_TASK_REGRESSION) return MLRT_OK;
-    size_t per = MLRT_SCRATCH_BYTES / 4 / m->out_size;
+    size_t per = MLRT__SCRATCH_BYTES / 4 / m->out_size;
     m->label_rows = per < LABEL_ROWS ? (per ? (uint32_t)per : 1) : LABEL_ROWS;
     m->label_scores = malloc((size_t)m->label_rows * m->out_size * sizeof *m->label_scores);
     return m->label_scores ? MLRT_OK : MLRT_ERR_OUT_OF_MEMORY;
 }
 
 /* The JSON string of info; frees m and fails when it cannot be made. */
-static mlrt_model *finish(mlrt_model *m, mlrt_payload_desc desc, const mlrt_tensorset *ts, mlrt_error *err) {
-    mlrt_buf b = {0};
-    if (mlrt_model_label_scratch(m)) b.oom = true;
-    mlrt_buf_printf(&b, "{\"format\":\"apr\",\"kind\":\"%s\"", mlrt_kind_name(m->kind));
+static mlrt_model *finish(mlrt_model *m, mlrt__payload_desc desc, const mlrt__tensorset *ts, mlrt_error *err) {
+    mlrt__buf b = {0};
+    if (mlrt__model_label_scratch(m)) b.oom = true;
+    mlrt__buf_printf(&b, "{\"format\":\"apr\",\"kind\":\"%s\"", mlrt_kind_name(m->kind));
     m->payload = desc;
-    mlrt_model_facts_json(&b, m);
-    mlrt_buf_printf(&b, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"F32\",\"params\":%llu,\"weightBytes\":%llu,"
+    mlrt__model_facts_json(&b, m);
+    mlrt__buf_printf(&b, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"F32\",\"params\":%llu,\"weightBytes\":%llu,"
                         "\"layers\":[],\"metadata\":",
                     m->in_size, m->out_size, (unsigned long long)mlrt_param_count(m),
-                    (unsigned long long)(m->forest ? (uint64_t)m->forest->n_nodes * sizeof(mlrt_tree_node) +
+                    (unsigned long long)(m->forest ? (uint64_t)m->forest->n_nodes * sizeof(mlrt__tree_node) +
                                                          (uint64_t)m->forest->n_trees * 8 + m->forest->n_classes * 4
                                                    : (uint64_t)(m->kmeans->k + 3) / 4 * 4 * m->kmeans->dim * 4));
-    mlrt_json_metadata(&b, ts);
+    mlrt__json_metadata(&b, ts);
     if (ts && ts->extra_json) {
-        mlrt_buf_puts(&b, ",");
-        mlrt_buf_puts(&b, ts->extra_json);
+        mlrt__buf_puts(&b, ",");
+        mlrt__buf_puts(&b, ts->extra_json);
     }
-    mlrt_buf_puts(&b, "}");
+    mlrt__buf_puts(&b, "}");
     if (b.oom) {
         free(b.data);
         mlrt_free(m);
-        mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
     }
     m->info_json = b.data;
     return m;
 }
 
-mlrt_model *mlrt_model_forest(mlrt_kind kind, uint32_t in_size, mlrt_forest *f, mlrt_payload_desc desc,
-                              const mlrt_tensorset *ts, mlrt_error *err) {
+mlrt_model *mlrt__model_forest(mlrt_kind kind, uint32_t in_size, mlrt__forest *f, mlrt__payload_desc desc,
+                              const mlrt__tensorset *ts, mlrt_error *err) {
     uint32_t out = f->regression ? 1 : f->n_classes;
     mlrt_model *m = new_model(kind, f->regression ? MLRT_TASK_REGRESSION : MLRT_TASK_CLASSIFICATION, in_size, out, err);
     if (!m || !(f->at = malloc((f->n_trees > TREE_TILE ? f->n_trees : TREE_TILE) * sizeof *f->at))) {
-        mlrt_forest_free(f);
-        if (m) mlrt_fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        mlrt__forest_free(f);
+        if (m) mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         free(m);
         return NULL;
     }
@@ -101,47 +101,47 @@ mlrt_model *mlrt_model_forest(mlrt_kind kind, uint32_t in_size, mlrt_forest *f, 
     return finish(m, desc, ts, err);
 }
 
-mlrt_model *mlrt_model_kmeans(mlrt_kmeans *km, mlrt_payload_desc desc, const mlrt_tensorset *ts, mlrt_error *err) {
+mlrt_model *mlrt__model_kmeans(mlrt__kmeans *km, mlrt__payload_desc desc, const mlrt__tensorset *ts, mlrt_error *err) {
     mlrt_model *m = new_model(MLRT_KIND_KMEANS, MLRT_TASK_CLUSTERING, km->dim, km->k, err);
     if (!m) {
-        mlrt_kmeans_free(km);
+        mlrt__kmeans_free(km);
         return NULL;
     }
     m->kmeans = km;
     return finish(m, desc, ts, err);
 }
 
-void mlrt_model_facts_json(mlrt_buf *b, const mlrt_model *m) {
-    mlrt_buf_printf(b, ",\"task\":\"%s\"", mlrt_task_name(m->task));
+void mlrt__model_facts_json(mlrt__buf *b, const mlrt_model *m) {
+    mlrt__buf_printf(b, ",\"task\":\"%s\"", mlrt_task_name(m->task));
     if (m->task == MLRT_TASK_CLASSIFICATION) {
-        mlrt_buf_puts(b, ",\"classes\":[");
-        for (uint32_t i = 0; i < m->n_classes; i++) mlrt_buf_printf(b, "%s%u", i ? "," : "", m->classes[i]);
-        mlrt_buf_puts(b, "]");
+        mlrt__buf_puts(b, ",\"classes\":[");
+        for (uint32_t i = 0; i < m->n_classes; i++) mlrt__buf_printf(b, "%s%u", i ? "," : "", m->classes[i]);
+        mlrt__buf_puts(b, "]");
     }
     if (m->forest)
-        mlrt_buf_printf(b, ",\"trees\":{\"count\":%u,\"depth\":%u,\"nodes\":%u,\"leaves\":%u,\"nFeatures\":%u}",
+        mlrt__buf_printf(b, ",\"trees\":{\"count\":%u,\"depth\":%u,\"nodes\":%u,\"leaves\":%u,\"nFeatures\":%u}",
                         m->forest->n_trees, m->forest->max_depth, m->forest->n_nodes, m->forest->n_leaves, m->in_size);
-    if (m->kmeans) mlrt_buf_printf(b, ",\"clusters\":%u,\"nFeatures\":%u", m->kmeans->k, m->kmeans->dim);
+    if (m->kmeans) mlrt__buf_printf(b, ",\"clusters\":%u,\"nFeatures\":%u", m->kmeans->k, m->kmeans->dim);
     if (m->payload.estimator)
-        mlrt_buf_printf(b, ",\"payload\":{\"estimator\":\"%s\",\"layout\":\"%s\"}", m->payload.estimator, m->payload.layout);
+        mlrt__buf_printf(b, ",\"payload\":{\"estimator\":\"%s\",\"layout\":\"%s\"}", m->payload.estimator, m->payload.layout);
 }
 
 /* ------------------------------------------------------------ prediction */
 
 /* out [rows][out_size] for rows < TREE_TILE. */
 static void forest_tile(const mlrt_model *m, const float *x, size_t rows, float *out) {
-    const mlrt_forest *f = m->forest;
+    const mlrt__forest *f = m->forest;
     const size_t no = m->out_size;
     memset(out, 0, rows * no * sizeof *out);
     if (rows == 1) { /* one row: its leaf in every tree, trees side by side; then the same sums in tree order */
-        mlrt_trees_walk_row(f->nodes, f->root, f->depth, f->n_trees, x, f->at);
+        mlrt__trees_walk_row(f->nodes, f->root, f->depth, f->n_trees, x, f->at);
         for (uint32_t t = 0; t < f->n_trees; t++) {
             if (f->regression) out[0] += f->nodes[f->at[t]].v.value;
             else out[f->nodes[f->at[t]].v.cls] += 1.0f;
         }
     }
     for (uint32_t t = 0; t < f->n_trees && rows > 1; t++) {
-        mlrt_tree_walk(f->nodes, f->root[t], f->depth[t], x, m->in_size, rows, f->at);
+        mlrt__tree_walk(f->nodes, f->root[t], f->depth[t], x, m->in_size, rows, f->at);
         if (f->regression)
             for (size_t r = 0; r < rows; r++) out[r] += f->nodes[f->at[r]].v.value; /* f32, tree order */
         else
@@ -154,14 +154,14 @@ static void forest_tile(const mlrt_model *m, const float *x, size_t rows, float 
 }
 
 /* predict for trees, forests and k-means (mlrt_predict_batch calls it). */
-mlrt_status mlrt_classic_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
-    mlrt_status st = mlrt_check_rows(m, in, n, out, "predict", err);
+mlrt_status mlrt__classic_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    mlrt_status st = mlrt__check_rows(m, in, n, out, "predict", err);
     if (st) return st;
     if (m->kmeans) {
-        mlrt_kmeans_distances(m->kmeans, in, n, out);
+        mlrt__kmeans_distances(m->kmeans, in, n, out);
         for (size_t k = 0; k < n * m->out_size; k++) /* finite inputs and centroids can still overflow */
             if (!isfinite(out[k]))
-                return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: the distance of row %zu to centroid %zu overflowed",
+                return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: the distance of row %zu to centroid %zu overflowed",
                                  k / m->out_size, k % m->out_size);
         return MLRT_OK;
     }
@@ -190,10 +190,10 @@ static size_t argmin(const float *d, size_t n) {
 }
 
 mlrt_status mlrt_predict_labels(mlrt_model *m, const float *in, size_t n, uint32_t *labels, mlrt_error *err) {
-    mlrt_status st = mlrt_check_rows(m, in, n, labels, "predict_labels", err);
+    mlrt_status st = mlrt__check_rows(m, in, n, labels, "predict_labels", err);
     if (st) return st;
     if (m->task == MLRT_TASK_REGRESSION)
-        return mlrt_fail(err, MLRT_ERR_INVALID_ARGUMENT,
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT,
                          "predict_labels: a %s regressor predicts values, not labels: use predict", mlrt_kind_name(m->kind));
     size_t no = m->out_size, tile = m->label_rows;
     float *scores = m->label_scores;

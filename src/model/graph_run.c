@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-float *mlrt_graph_value(const mlrt_graph *gr, int32_t v) {
-    const mlrt_gval *g = &gr->vals[v];
+float *mlrt__graph_value(const mlrt__graph *gr, int32_t v) {
+    const mlrt__gval *g = &gr->vals[v];
     if (g->is_const) return g->f;
     int32_t r = g->alias >= 0 ? g->alias : v;
     if (r == gr->input) return (float *)gr->x;
@@ -13,62 +13,62 @@ float *mlrt_graph_value(const mlrt_graph *gr, int32_t v) {
 }
 
 /* v's dims for a run of `rows` samples: a computed value's first dim is the batch. */
-static void run_dims(const mlrt_graph *gr, int32_t v, size_t rows, uint32_t rank, int64_t *d) {
-    const mlrt_gval *g = &gr->vals[v];
+static void run_dims(const mlrt__graph *gr, int32_t v, size_t rows, uint32_t rank, int64_t *d) {
+    const mlrt__gval *g = &gr->vals[v];
     for (uint32_t k = 0; k < rank; k++) d[k] = k + g->rank >= rank ? g->dims[k + g->rank - rank] : 1;
     if (!g->is_const && gr->batched && g->rank == rank && rank) d[0] *= (int64_t)rows;
 }
 
-void mlrt_graph_run_op(const mlrt_graph *gr, const mlrt_gop *op, size_t rows) {
-    const mlrt_gval *out = &gr->vals[op->out];
-    float *y = mlrt_graph_value(gr, op->out);
-    const float *x = mlrt_graph_value(gr, op->ins ? op->ins[0] : op->in[0]);
+void mlrt__graph_run_op(const mlrt__graph *gr, const mlrt__gop *op, size_t rows) {
+    const mlrt__gval *out = &gr->vals[op->out];
+    float *y = mlrt__graph_value(gr, op->out);
+    const float *x = mlrt__graph_value(gr, op->ins ? op->ins[0] : op->in[0]);
     size_t n = (size_t)out->count * rows, images = gr->batched ? rows * (size_t)out->dims[0] : (size_t)out->dims[0];
     switch (op->kind) {
-    case MLRT_GOP_DENSE: {
-        size_t r = (size_t)op->outer * rows, tile = MLRT_TILE_ROWS;
+    case MLRT__GOP_DENSE: {
+        size_t r = (size_t)op->outer * rows, tile = MLRT__TILE_ROWS;
         for (size_t i = 0; i < r; i += tile) /* rows in tiles, as the dense model does */
-            mlrt_dense_forward(&op->dense[0], x + i * op->k_in, op->k_in, y + i * op->oc, op->oc, r - i < tile ? r - i : tile);
+            mlrt__dense_forward(&op->dense[0], x + i * op->k_in, op->k_in, y + i * op->oc, op->oc, r - i < tile ? r - i : tile);
         break;
     }
-    case MLRT_GOP_CONV: mlrt_conv_forward(op, x, y, gr->col, gr->col + gr->zeros_floats, images); break;
-    case MLRT_GOP_MAXPOOL: case MLRT_GOP_AVGPOOL: case MLRT_GOP_GLOBALAVG: mlrt_pool_forward(op, x, y, images); break;
-    case MLRT_GOP_BINARY: {
-        int64_t ad[MLRT_MAX_RANK], bd[MLRT_MAX_RANK], yd[MLRT_MAX_RANK];
+    case MLRT__GOP_CONV: mlrt__conv_forward(op, x, y, gr->col, gr->col + gr->zeros_floats, images); break;
+    case MLRT__GOP_MAXPOOL: case MLRT__GOP_AVGPOOL: case MLRT__GOP_GLOBALAVG: mlrt__pool_forward(op, x, y, images); break;
+    case MLRT__GOP_BINARY: {
+        int64_t ad[MLRT__MAX_RANK], bd[MLRT__MAX_RANK], yd[MLRT__MAX_RANK];
         run_dims(gr, op->in[0], rows, out->rank, ad);
         run_dims(gr, op->in[1], rows, out->rank, bd);
         run_dims(gr, op->out, rows, out->rank, yd);
-        mlrt_binary((mlrt_bin_kind)op->sub, x, ad, mlrt_graph_value(gr, op->in[1]), bd, y, yd, out->rank);
+        mlrt__binary((mlrt__bin_kind)op->sub, x, ad, mlrt__graph_value(gr, op->in[1]), bd, y, yd, out->rank);
         break;
     }
-    case MLRT_GOP_UNARY: mlrt_unary(op, x, y, n); break;
-    case MLRT_GOP_AFFINE: mlrt_affine(x, op->wdw, op->bdw, (size_t)op->outer * (gr->batched ? rows : 1), op->c, op->inner, y); break;
-    case MLRT_GOP_SOFTMAX: mlrt_softmax(x, y, (size_t)op->outer * (gr->batched ? rows : 1), op->axis_n, op->inner, op->sub); break;
-    case MLRT_GOP_TRANSPOSE: {
-        int64_t xd[MLRT_MAX_RANK];
+    case MLRT__GOP_UNARY: mlrt__unary(op, x, y, n); break;
+    case MLRT__GOP_AFFINE: mlrt__affine(x, op->wdw, op->bdw, (size_t)op->outer * (gr->batched ? rows : 1), op->c, op->inner, y); break;
+    case MLRT__GOP_SOFTMAX: mlrt__softmax(x, y, (size_t)op->outer * (gr->batched ? rows : 1), op->axis_n, op->inner, op->sub); break;
+    case MLRT__GOP_TRANSPOSE: {
+        int64_t xd[MLRT__MAX_RANK];
         run_dims(gr, op->in[0], rows, out->rank, xd);
-        mlrt_transpose(x, xd, op->perm, out->rank, y);
+        mlrt__transpose(x, xd, op->perm, out->rank, y);
         break;
     }
-    case MLRT_GOP_PAD: {
-        int64_t xd[MLRT_MAX_RANK];
+    case MLRT__GOP_PAD: {
+        int64_t xd[MLRT__MAX_RANK];
         run_dims(gr, op->in[0], rows, out->rank, xd);
-        mlrt_pad(x, xd, op->perm, out->rank, op->pad_value, y);
+        mlrt__pad(x, xd, op->perm, out->rank, op->pad_value, y);
         break;
     }
-    case MLRT_GOP_SLICE: {
-        int64_t xd[MLRT_MAX_RANK], yd[MLRT_MAX_RANK];
+    case MLRT__GOP_SLICE: {
+        int64_t xd[MLRT__MAX_RANK], yd[MLRT__MAX_RANK];
         run_dims(gr, op->in[0], rows, out->rank, xd);
         run_dims(gr, op->out, rows, out->rank, yd);
-        mlrt_slice(x, xd, op->perm, op->perm + MLRT_MAX_RANK, out->rank, y, yd);
+        mlrt__slice(x, xd, op->perm, op->perm + MLRT__MAX_RANK, out->rank, y, yd);
         break;
     }
-    case MLRT_GOP_CONCAT: { /* [outer][axis_k][inner] per input, joined along the axis */
+    case MLRT__GOP_CONCAT: { /* [outer][axis_k][inner] per input, joined along the axis */
         size_t outer = (size_t)op->outer * (gr->batched ? rows : 1), per = (size_t)op->outer, at = 0;
         size_t row = (size_t)(out->count / op->outer); /* output floats per outer index */
         for (uint32_t k = 0; k < op->n_in; k++) {
-            const mlrt_gval *g = &gr->vals[op->ins[k]];
-            const float *src = mlrt_graph_value(gr, op->ins[k]);
+            const mlrt__gval *g = &gr->vals[op->ins[k]];
+            const float *src = mlrt__graph_value(gr, op->ins[k]);
             size_t chunk = (size_t)(g->count / op->outer);
             for (size_t o = 0; o < outer; o++) /* a constant input repeats for every sample */
                 memcpy(y + o * row + at, src + (g->is_const ? o % per : o) * chunk, chunk * sizeof(float));
@@ -79,23 +79,23 @@ void mlrt_graph_run_op(const mlrt_graph *gr, const mlrt_gop *op, size_t rows) {
     }
 }
 
-void mlrt_graph_run(const mlrt_graph *gr, const float *x, size_t rows) {
-    ((mlrt_graph *)gr)->x = x;
-    for (uint32_t k = 0; k < gr->n_ops; k++) mlrt_graph_run_op(gr, &gr->ops[k], rows);
+void mlrt__graph_run(const mlrt__graph *gr, const float *x, size_t rows) {
+    ((mlrt__graph *)gr)->x = x;
+    for (uint32_t k = 0; k < gr->n_ops; k++) mlrt__graph_run_op(gr, &gr->ops[k], rows);
 }
 
-mlrt_status mlrt_graph_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
-    mlrt_status st = mlrt_check_rows(m, in, n, out, "predict", err);
+mlrt_status mlrt__graph_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    mlrt_status st = mlrt__check_rows(m, in, n, out, "predict", err);
     if (st) return st;
-    const mlrt_graph *gr = m->graph;
+    const mlrt__graph *gr = m->graph;
     for (size_t r = 0; r < n; r += gr->tile_rows) {
         size_t rows = n - r < gr->tile_rows ? n - r : gr->tile_rows;
-        mlrt_graph_run(gr, in + r * m->in_size, rows);
-        memcpy(out + r * m->out_size, mlrt_graph_value(gr, gr->output), rows * m->out_size * sizeof(float));
+        mlrt__graph_run(gr, in + r * m->in_size, rows);
+        memcpy(out + r * m->out_size, mlrt__graph_value(gr, gr->output), rows * m->out_size * sizeof(float));
     }
     for (size_t k = 0; k < n * m->out_size; k++)
         if (!isfinite(out[k]))
-            return mlrt_fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu is not finite (an overflow, or a "
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu is not finite (an overflow, or a "
                              "division by zero in the graph)", k % m->out_size, k / m->out_size);
     return MLRT_OK;
 }

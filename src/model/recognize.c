@@ -18,12 +18,12 @@
 typedef struct layer_ref {
     const char *name;          /* prefix or tensor name, for messages */
     size_t name_len;
-    const mlrt_tensor *w, *b;  /* b may be NULL */
+    const mlrt__tensor *w, *b;  /* b may be NULL */
 } layer_ref;
 
 typedef struct ctx {
     const uint8_t *data;       /* start of the data section */
-    const mlrt_tensorset *ts;
+    const mlrt__tensorset *ts;
     const char *fmt;
     mlrt_weight_layout layout; /* the caller's, or AUTO */
     mlrt_error *err;
@@ -44,14 +44,14 @@ static bool activation_from_name(const char *s, size_t n, mlrt_activation *out) 
 }
 
 /* A metadata value and its length: an escaped NUL ("relu\u0000x") is part of the value. */
-static const char *meta_value(const mlrt_tensorset *ts, const char *key, size_t *len) {
-    const char *v = mlrt_tensorset_meta(ts, key);
+static const char *meta_value(const mlrt__tensorset *ts, const char *key, size_t *len) {
+    const char *v = mlrt__tensorset_meta(ts, key);
     for (size_t i = 0; v && i < ts->meta_count; i++)
         if (ts->meta[i].value == v) *len = ts->meta[i].value_len;
     return v;
 }
 
-static mlrt_status read_activations(ctx *c, mlrt_dense_src *src, uint32_t n) {
+static mlrt_status read_activations(ctx *c, mlrt__dense_src *src, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) src[i].act = i + 1 < n ? MLRT_ACT_RELU : MLRT_ACT_SOFTMAX;
     if (src[n - 1].out == 1) src[n - 1].act = MLRT_ACT_IDENTITY;
     size_t len = 0;
@@ -66,23 +66,23 @@ static mlrt_status read_activations(ctx *c, mlrt_dense_src *src, uint32_t n) {
         while (a < z && *a == ' ') a++;
         while (z > a && z[-1] == ' ') z--;
         if (i < n && !activation_from_name(a, (size_t)(z - a), &src[i].act))
-            return mlrt_fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: metadata 'activations' names unknown activation '%.*s'",
+            return mlrt__fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: metadata 'activations' names unknown activation '%.*s'",
                              c->fmt, (int)(z - a), a);
         if (end == stop) break;
         p = end + 1;
     }
     if (i + 1 != n)
-        return mlrt_fail(c->err, MLRT_ERR_BAD_HEADER, "%s: metadata 'activations' lists %u activations for %u layers",
+        return mlrt__fail(c->err, MLRT_ERR_BAD_HEADER, "%s: metadata 'activations' lists %u activations for %u layers",
                          c->fmt, i + 1, n);
     return MLRT_OK;
 }
 
 /* --------------------------------------------------------------- layers */
 
-static mlrt_status float_tensor(ctx *c, const mlrt_tensor *t) {
-    if (mlrt_dtype_is_quantized(t->dtype)) return MLRT_OK;
-    if (!mlrt_dtype_is_float(t->dtype))
-        return mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is %s; weights must be F16, BF16, F32, F64, APR_Q8, APR_Q4, Q4_K or Q6_K",
+static mlrt_status float_tensor(ctx *c, const mlrt__tensor *t) {
+    if (mlrt__dtype_is_quantized(t->dtype)) return MLRT_OK;
+    if (!mlrt__dtype_is_float(t->dtype))
+        return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is %s; weights must be F16, BF16, F32, F64, APR_Q8, APR_Q4, Q4_K or Q6_K",
                          c->fmt, t->name, mlrt_dtype_name(t->dtype));
     return MLRT_OK;
 }
@@ -108,7 +108,7 @@ static uint64_t o_in(const orient *o, int s) { return s == IN_OUT ? o->a : o->b;
 static uint64_t o_out(const orient *o, int s) { return s == IN_OUT ? o->b : o->a; }
 static int o_score(const orient *o, int s) { return o->hint == s ? 2 : (o->hint < 0 && s == OUT_IN) ? 1 : 0; }
 
-static int name_hint(const mlrt_tensor *w) {
+static int name_hint(const mlrt__tensor *w) {
     size_t n = w->name_len;
     if (n >= 6 && memcmp(w->name + n - 6, "kernel", 6) == 0) return IN_OUT;
     if (n >= 6 && memcmp(w->name + n - 6, "weight", 6) == 0) return OUT_IN;
@@ -118,8 +118,8 @@ static int name_hint(const mlrt_tensor *w) {
 /* Chooses s[i] for n layers (Viterbi over the chain); false when no assignment is valid.
  * guessed[i]: both orientations of layer i occur in some valid assignment. */
 static bool choose_orientation(const orient *o, uint32_t n, int *s, bool *guessed) {
-    int score[MLRT_MAX_LAYERS][2], from[MLRT_MAX_LAYERS][2];
-    bool fwd[MLRT_MAX_LAYERS][2], bwd[MLRT_MAX_LAYERS][2];
+    int score[MLRT__MAX_LAYERS][2], from[MLRT__MAX_LAYERS][2];
+    bool fwd[MLRT__MAX_LAYERS][2], bwd[MLRT__MAX_LAYERS][2];
     for (uint32_t i = 0; i < n; i++)
         for (int t = 0; t < 2; t++) {
             score[i][t] = -1;
@@ -147,78 +147,78 @@ static bool choose_orientation(const orient *o, uint32_t n, int *s, bool *guesse
 
 /* Why no orientation works: the first contradiction in the layers' preferred orientations. */
 static void explain_orientation(ctx *c, const layer_ref *refs, const orient *o, uint32_t n) {
-    int s[MLRT_MAX_LAYERS];
+    int s[MLRT__MAX_LAYERS];
     for (uint32_t i = 0; i < n; i++) {
-        const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
+        const mlrt__tensor *w = refs[i].w, *b = refs[i].b;
         s[i] = o[i].allowed[OUT_IN] && o[i].allowed[IN_OUT] ? (o[i].hint == IN_OUT ? IN_OUT : OUT_IN)
              : o[i].allowed[OUT_IN] ? OUT_IN : IN_OUT;
         if (!o[i].allowed[OUT_IN] && !o[i].allowed[IN_OUT]) {
-            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'", c->fmt,
+            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'", c->fmt,
                       b ? b->name : "", (unsigned long long)(c->layout == MLRT_LAYOUT_IN_OUT ? o[i].b : o[i].a), w->name);
             return;
         }
         if (i > 0 && o_in(&o[i], s[i]) != o_out(&o[i - 1], s[i - 1])) {
-            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %llu"
+            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %llu"
                       " (weights read as [out, in] or [in, out] do not chain either)",
                       c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)o_in(&o[i], s[i]),
                       (int)refs[i - 1].name_len, refs[i - 1].name, (unsigned long long)o_out(&o[i - 1], s[i - 1]));
             return;
         }
     }
-    mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: the layers' shapes do not chain in any orientation", c->fmt);
+    mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: the layers' shapes do not chain in any orientation", c->fmt);
 }
 
 /* Turns layer references into dense sources, checking shapes, orientation, chaining and limits. */
 static mlrt_model *build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
-    mlrt_dense_src src[MLRT_MAX_LAYERS];
-    orient o[MLRT_MAX_LAYERS];
+    mlrt__dense_src src[MLRT__MAX_LAYERS];
+    orient o[MLRT__MAX_LAYERS];
     uint64_t params = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
+        const mlrt__tensor *w = refs[i].w, *b = refs[i].b;
         if (float_tensor(c, w) || (b && float_tensor(c, b))) return NULL;
         if (w->rank != 2) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in] or [in, out]",
+            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in] or [in, out]",
                       c->fmt, w->name, w->rank);
             return NULL;
         }
         uint64_t a = w->shape[0], bb = w->shape[1];
-        if (a == 0 || bb == 0 || a > MLRT_MAX_DIM || bb > MLRT_MAX_DIM) {
-            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: weight '%s' shape [%llu, %llu] must have dimensions in 1..%u",
-                      c->fmt, w->name, (unsigned long long)a, (unsigned long long)bb, MLRT_MAX_DIM);
+        if (a == 0 || bb == 0 || a > MLRT__MAX_DIM || bb > MLRT__MAX_DIM) {
+            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: weight '%s' shape [%llu, %llu] must have dimensions in 1..%u",
+                      c->fmt, w->name, (unsigned long long)a, (unsigned long long)bb, MLRT__MAX_DIM);
             return NULL;
         }
         bool bias_ok = !b || b->rank == 1;
         o[i] = (orient){a, bb, {bias_ok && (!b || b->shape[0] == a), bias_ok && (!b || b->shape[0] == bb)}, name_hint(w)};
         /* quantized weights are packed from [out, in] only */
-        if (c->layout == MLRT_LAYOUT_IN_OUT || mlrt_dtype_is_quantized(w->dtype)) o[i].allowed[OUT_IN] &= !(c->layout == MLRT_LAYOUT_IN_OUT);
-        if (c->layout == MLRT_LAYOUT_OUT_IN || mlrt_dtype_is_quantized(w->dtype)) o[i].allowed[IN_OUT] = false;
+        if (c->layout == MLRT_LAYOUT_IN_OUT || mlrt__dtype_is_quantized(w->dtype)) o[i].allowed[OUT_IN] &= !(c->layout == MLRT_LAYOUT_IN_OUT);
+        if (c->layout == MLRT_LAYOUT_OUT_IN || mlrt__dtype_is_quantized(w->dtype)) o[i].allowed[IN_OUT] = false;
         params += a * bb + (b ? b->count : 0);
-        if (params > MLRT_MAX_PARAMS) {
-            mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: more than %llu parameters", c->fmt,
-                      (unsigned long long)MLRT_MAX_PARAMS);
+        if (params > MLRT__MAX_PARAMS) {
+            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: more than %llu parameters", c->fmt,
+                      (unsigned long long)MLRT__MAX_PARAMS);
             return NULL;
         }
     }
-    int s[MLRT_MAX_LAYERS];
-    bool guessed[MLRT_MAX_LAYERS];
+    int s[MLRT__MAX_LAYERS];
+    bool guessed[MLRT__MAX_LAYERS];
     if (!choose_orientation(o, n, s, guessed)) {
         explain_orientation(c, refs, o, n);
         return NULL;
     }
     for (uint32_t i = 0; i < n; i++) {
-        const mlrt_tensor *w = refs[i].w, *b = refs[i].b;
-        src[i] = (mlrt_dense_src){w->name, b ? b->name : "", (uint32_t)o_in(&o[i], s[i]), (uint32_t)o_out(&o[i], s[i]),
+        const mlrt__tensor *w = refs[i].w, *b = refs[i].b;
+        src[i] = (mlrt__dense_src){w->name, b ? b->name : "", (uint32_t)o_in(&o[i], s[i]), (uint32_t)o_out(&o[i], s[i]),
                                   c->data + w->begin, w->dtype, s[i] == IN_OUT, b ? c->data + b->begin : NULL,
                                   b ? b->dtype : MLRT_F32, MLRT_ACT_IDENTITY,
                                   guessed[i] && o[i].hint < 0 && c->layout == MLRT_LAYOUT_AUTO};
     }
     if (read_activations(c, src, n)) return NULL;
-    return mlrt_model_build(c->ts->format, MLRT_KIND_MLP, refs[0].w->dtype, src, n, c->ts, c->err);
+    return mlrt__model_build(c->ts->format, MLRT_KIND_MLP, refs[0].w->dtype, src, n, c->ts, c->err);
 }
 
 /* ------------------------------------------------------ aprender numbering */
 
-static bool decimal_name(const mlrt_tensor *t, uint64_t *v) {
+static bool decimal_name(const mlrt__tensor *t, uint64_t *v) {
     if (t->name_len == 0 || t->name_len > 9 || (t->name[0] == '0' && t->name_len > 1)) return false;
     uint64_t x = 0;
     for (size_t i = 0; i < t->name_len; i++) {
@@ -231,28 +231,28 @@ static bool decimal_name(const mlrt_tensor *t, uint64_t *v) {
 
 static mlrt_model *numbered_mlp(ctx *c) {
     size_t n = c->ts->count;
-    const mlrt_tensor **by_index = calloc(n, sizeof *by_index);
-    layer_ref refs[MLRT_MAX_LAYERS];
+    const mlrt__tensor **by_index = calloc(n, sizeof *by_index);
+    layer_ref refs[MLRT__MAX_LAYERS];
     uint32_t layers = 0;
     mlrt_model *m = NULL;
-    if (!by_index) { mlrt_fail(c->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+    if (!by_index) { mlrt__fail(c->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
     for (size_t i = 0; i < n; i++) {
         uint64_t k = 0;
         if (!decimal_name(&c->ts->tensors[i], &k) || k >= n || by_index[k]) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: numbered tensors must be '0'..'%zu' without gaps; found '%s'",
+            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: numbered tensors must be '0'..'%zu' without gaps; found '%s'",
                       c->fmt, n - 1, c->ts->tensors[i].name);
             goto done;
         }
         by_index[k] = &c->ts->tensors[i];
     }
     for (size_t k = 0; k < n; layers++) {
-        if (layers == MLRT_MAX_LAYERS) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT_MAX_LAYERS);
+        if (layers == MLRT__MAX_LAYERS) {
+            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT__MAX_LAYERS);
             goto done;
         }
-        const mlrt_tensor *w = by_index[k++], *b = NULL;
+        const mlrt__tensor *w = by_index[k++], *b = NULL;
         if (w->rank != 2) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' has %u dimensions where a [out, in] weight comes next",
+            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' has %u dimensions where a [out, in] weight comes next",
                       c->fmt, w->name, w->rank);
             goto done;
         }
@@ -267,7 +267,7 @@ done:
 
 /* ------------------------------------------------------- PyTorch naming */
 
-static bool suffix(const mlrt_tensor *t, const char *s, size_t *prefix_len) {
+static bool suffix(const mlrt__tensor *t, const char *s, size_t *prefix_len) {
     size_t n = strlen(s);
     if (t->name_len <= n || memcmp(t->name + t->name_len - n, s, n) != 0) return false;
     *prefix_len = t->name_len - n;
@@ -297,7 +297,7 @@ static int natural_cmp(const char *a, size_t an, const char *b, size_t bn) {
 }
 
 /* '<layer>.weight' (PyTorch) or '<layer>.kernel' (Keras, JAX/Flax; also with '/'): *prefix_len = len('<layer>'). */
-static bool weight_name(const mlrt_tensor *t, size_t *prefix_len) {
+static bool weight_name(const mlrt__tensor *t, size_t *prefix_len) {
     return suffix(t, ".weight", prefix_len) || suffix(t, "/weight", prefix_len) || suffix(t, ".kernel", prefix_len) ||
            suffix(t, "/kernel", prefix_len);
 }
@@ -309,22 +309,22 @@ static int cmp_refs(const void *x, const void *y) {
 }
 
 static mlrt_model *pytorch_mlp(ctx *c) {
-    layer_ref refs[MLRT_MAX_LAYERS];
+    layer_ref refs[MLRT__MAX_LAYERS];
     uint32_t n = 0;
     /* weights first: each names a layer */
     for (size_t i = 0; i < c->ts->count; i++) {
-        const mlrt_tensor *t = &c->ts->tensors[i];
+        const mlrt__tensor *t = &c->ts->tensors[i];
         size_t plen;
         if (!weight_name(t, &plen)) continue;
-        if (n == MLRT_MAX_LAYERS) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT_MAX_LAYERS);
+        if (n == MLRT__MAX_LAYERS) {
+            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT__MAX_LAYERS);
             return NULL;
         }
         refs[n++] = (layer_ref){t->name, plen, t, NULL};
     }
     /* then every other tensor must be the bias of one of them */
     for (size_t i = 0; i < c->ts->count; i++) {
-        const mlrt_tensor *t = &c->ts->tensors[i];
+        const mlrt__tensor *t = &c->ts->tensors[i];
         size_t plen;
         if (weight_name(t, &plen)) continue;
         uint32_t k = 0;
@@ -332,7 +332,7 @@ static mlrt_model *pytorch_mlp(ctx *c) {
         if (is_bias)
             while (k < n && !(refs[k].name_len == plen && memcmp(refs[k].name, t->name, plen) == 0)) k++;
         if (!is_bias || k == n) {
-            mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL,
+            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL,
                       "%s: tensor '%s' is not part of a dense layer (expected '<layer>.weight' or '<layer>.kernel', "
                       "and '<layer>.bias')",
                       c->fmt, t->name);
@@ -357,48 +357,48 @@ static bool type_is(const char *type, const char *snake, const char *camel) {
     return type && (strcmp(type, snake) == 0 || strcmp(type, camel) == 0);
 }
 
-static mlrt_model *regression(ctx *c, const mlrt_tensor *coef, const char *icpt_name) {
-    const mlrt_tensor *icpt = mlrt_tensorset_find(c->ts, icpt_name);
+static mlrt_model *regression(ctx *c, const mlrt__tensor *coef, const char *icpt_name) {
+    const mlrt__tensor *icpt = mlrt__tensorset_find(c->ts, icpt_name);
     if (!icpt) {
-        mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; '%s' is missing",
+        mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; '%s' is missing",
                   c->fmt, coef->name, icpt_name, icpt_name);
         return NULL;
     }
     if (c->ts->count != 2) {
-        mlrt_fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; other tensors are present",
+        mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; other tensors are present",
                   c->fmt, coef->name, icpt_name);
         return NULL;
     }
     if (float_tensor(c, coef) || float_tensor(c, icpt)) return NULL;
     bool vector = coef->rank == 1 || (coef->rank == 2 && (coef->shape[0] == 1 || coef->shape[1] == 1));
-    if (!vector || coef->count == 0 || coef->count > MLRT_MAX_DIM) {
-        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must be a vector of 1..%u values", c->fmt, coef->name,
-                  MLRT_MAX_DIM);
+    if (!vector || coef->count == 0 || coef->count > MLRT__MAX_DIM) {
+        mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must be a vector of 1..%u values", c->fmt, coef->name,
+                  MLRT__MAX_DIM);
         return NULL;
     }
     if (icpt->count != 1 || icpt->rank > 1) {
-        mlrt_fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must hold exactly one value, has %llu", c->fmt,
+        mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must hold exactly one value, has %llu", c->fmt,
                   icpt->name, (unsigned long long)icpt->count);
         return NULL;
     }
     bool logistic = type_is(model_type(c), "logistic_regression", "LogisticRegression");
-    mlrt_dense_src src = {coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
+    mlrt__dense_src src = {coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
                           c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
-    return mlrt_model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
+    return mlrt__model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
                             coef->dtype, &src, 1, c->ts, c->err);
 }
 
-mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *ts, mlrt_weight_layout layout,
+mlrt_model *mlrt__model_from_tensors(const uint8_t *file, const mlrt__tensorset *ts, mlrt_weight_layout layout,
                                     mlrt_error *err) {
     ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), layout, err};
     if (ts->count == 0) {
-        mlrt_fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
+        mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
         return NULL;
     }
-    const mlrt_tensor *coef = mlrt_tensorset_find(ts, "coefficients");
+    const mlrt__tensor *coef = mlrt__tensorset_find(ts, "coefficients");
     if (coef) return regression(&c, coef, "intercept");
     const char *type = model_type(&c);
-    coef = mlrt_tensorset_find(ts, "weights");
+    coef = mlrt__tensorset_find(ts, "weights");
     if (coef && (type_is(type, "linear_regression", "LinearRegression") ||
                  type_is(type, "logistic_regression", "LogisticRegression")))
         return regression(&c, coef, "bias");
@@ -408,7 +408,7 @@ mlrt_model *mlrt_model_from_tensors(const uint8_t *file, const mlrt_tensorset *t
         size_t plen;
         if (weight_name(&ts->tensors[i], &plen)) return pytorch_mlp(&c);
     }
-    mlrt_fail(err, MLRT_ERR_NOT_A_MODEL,
+    mlrt__fail(err, MLRT_ERR_NOT_A_MODEL,
               "%s: no model recognised: expected 'coefficients' + 'intercept', '<layer>.weight' / '<layer>.bias' pairs, "
               "or numbered tensors '0', '1', ...; first tensor is '%s'", c.fmt, ts->tensors[0].name);
     return NULL;

@@ -5,8 +5,8 @@
  * freed after the test, so LeakSanitizer sees a clean run. Every buffer handed to a loader
  * is first copied to a heap block of exactly its size (exact()), so that ASan catches any
  * read one byte past the end of a file. */
-#ifndef MLRT_TEST_HARNESS_H
-#define MLRT_TEST_HARNESS_H
+#ifndef MLRT__TEST_HARNESS_H
+#define MLRT__TEST_HARNESS_H
 
 #define _POSIX_C_SOURCE 200809L /* alarm(): a watchdog turns a hanging test into a failure */
 #include "internal.h"
@@ -477,7 +477,7 @@ static void check_message_at(const char *file, int line, const mlrt_error *e, ml
              "message \"%s\" does not start with \"%s\"", e->message, prefix ? prefix : "");
     check_at(needle == NULL || strstr(e->message, needle) != NULL, file, line, "message \"%s\" does not name \"%s\"",
              e->message, needle ? needle : "");
-    check_at(mlrt_utf8_valid((const uint8_t *)e->message, strlen(e->message)), file, line,
+    check_at(mlrt__utf8_valid((const uint8_t *)e->message, strlen(e->message)), file, line,
              "message is not valid UTF-8");
 }
 
@@ -499,10 +499,10 @@ static void load_fails_at(const char *file, int line, bytes f, mlrt_status code,
         char want[80];
         snprintf(want, sizeof want, "\"notAModel\":{\"code\":\"%s\"", mlrt_status_name(code));
         check_at(strstr(js, want) != NULL, file, line, "inspect succeeded without %s: %s", want, js);
-        mlrt_json_doc doc;
-        check_at(mlrt_json_parse((const uint8_t *)js, strlen(js), "inspect", &doc, NULL) == MLRT_OK, file, line,
+        mlrt__json_doc doc;
+        check_at(mlrt__json_parse((const uint8_t *)js, strlen(js), "inspect", &doc, NULL) == MLRT_OK, file, line,
                  "inspect output is not valid JSON: %s", js);
-        mlrt_json_free(&doc);
+        mlrt__json_free(&doc);
         mlrt_string_free(js);
     } else {
         check_at(ie.code == e.code, file, line, "inspect failed with %s, load with %s", mlrt_status_name(ie.code),
@@ -515,27 +515,27 @@ static void load_fails_at(const char *file, int line, bytes f, mlrt_status code,
 #define BIN_LOAD_FAILS(f, code, needle) LOAD_FAILS(f, code, "bin: ", needle)
 
 /* The format readers directly (for inputs that format detection would send elsewhere). */
-typedef mlrt_status (*reader_fn)(const uint8_t *, size_t, mlrt_tensorset *, mlrt_error *);
+typedef mlrt_status (*reader_fn)(const uint8_t *, size_t, mlrt__tensorset *, mlrt_error *);
 static void read_fails_at(const char *file, int line, reader_fn rd, bytes f, mlrt_status code, const char *prefix,
                           const char *needle) {
     mlrt_error e = {MLRT_OK, ""};
-    mlrt_tensorset ts;
+    mlrt__tensorset ts;
     memset(&ts, 0x5a, sizeof ts);
     mlrt_status st = rd(exact(f.p, f.n), f.n, &ts, &e);
     check_at(st == code, file, line, "reader returned %s, want %s", mlrt_status_name(st), mlrt_status_name(code));
-    if (st == MLRT_OK) { mlrt_tensorset_free(&ts); return; }
+    if (st == MLRT_OK) { mlrt__tensorset_free(&ts); return; }
     check_message_at(file, line, &e, code, prefix, needle);
     check_at(ts.count == 0 && ts.tensors == NULL && ts.meta == NULL, file, line, "tensorset not cleared on error");
 }
 #define ST_READ_FAILS(f, code, needle) \
-    read_fails_at(__FILE__, __LINE__, mlrt_read_safetensors, (f), (code), "safetensors: ", (needle))
+    read_fails_at(__FILE__, __LINE__, mlrt__read_safetensors, (f), (code), "safetensors: ", (needle))
 #define BT_READ_FAILS(f, code, needle) \
-    read_fails_at(__FILE__, __LINE__, mlrt_read_bintensors, (f), (code), "bintensors: ", (needle))
+    read_fails_at(__FILE__, __LINE__, mlrt__read_bintensors, (f), (code), "bintensors: ", (needle))
 
 static void bin_fails_at(const char *file, int line, bytes f, mlrt_status code, const char *needle) {
     mlrt_error e = {MLRT_OK, ""};
-    mlrt_model *m = mlrt_load_bin(exact(f.p, f.n), f.n, &e);
-    check_at(m == NULL, file, line, "mlrt_load_bin succeeded, want %s", mlrt_status_name(code));
+    mlrt_model *m = mlrt__load_bin(exact(f.p, f.n), f.n, &e);
+    check_at(m == NULL, file, line, "mlrt__load_bin succeeded, want %s", mlrt_status_name(code));
     mlrt_free(m);
     if (!m) check_message_at(file, line, &e, code, "bin: ", needle);
 }
@@ -544,32 +544,32 @@ static void bin_fails_at(const char *file, int line, bytes f, mlrt_status code, 
 /* Inspect output, parsed (NULL + a failed check when inspect fails or the JSON is invalid). */
 typedef struct inspected {
     char *text;
-    mlrt_json_doc doc;
+    mlrt__json_doc doc;
 } inspected;
-static const mlrt_json *inspect_at(const char *file, int line, bytes f, inspected *out) {
+static const mlrt__json *inspect_at(const char *file, int line, bytes f, inspected *out) {
     mlrt_error e = {MLRT_OK, ""};
     memset(out, 0, sizeof *out);
     out->text = mlrt_inspect(exact(f.p, f.n), f.n, &e);
     check_at(out->text != NULL, file, line, "inspect failed: %s: %s", mlrt_status_name(e.code), e.message);
     if (!out->text) return NULL;
     keep(out->text);
-    mlrt_status st = mlrt_json_parse((const uint8_t *)out->text, strlen(out->text), "inspect", &out->doc, &e);
+    mlrt_status st = mlrt__json_parse((const uint8_t *)out->text, strlen(out->text), "inspect", &out->doc, &e);
     check_at(st == MLRT_OK, file, line, "inspect output is not valid JSON (%s): %s", e.message, out->text);
     return st == MLRT_OK ? out->doc.root : NULL;
 }
 #define INSPECT(f, out) inspect_at(__FILE__, __LINE__, (f), (out))
 
-static const char *jstr(const mlrt_json *o, const char *key) {
-    const mlrt_json *v = mlrt_json_get(o, key);
-    return v && v->type == MLRT_JSON_STRING ? v->str : NULL;
+static const char *jstr(const mlrt__json *o, const char *key) {
+    const mlrt__json *v = mlrt__json_get(o, key);
+    return v && v->type == MLRT__JSON_STRING ? v->str : NULL;
 }
-static long long jint(const mlrt_json *o, const char *key) {
+static long long jint(const mlrt__json *o, const char *key) {
     uint64_t v;
-    return mlrt_json_u64(mlrt_json_get(o, key), &v) ? (long long)v : -1;
+    return mlrt__json_u64(mlrt__json_get(o, key), &v) ? (long long)v : -1;
 }
-static const mlrt_json *jitem(const mlrt_json *arr, size_t i) {
-    if (!arr || arr->type != MLRT_JSON_ARRAY) return NULL;
-    const mlrt_json *c = arr->child;
+static const mlrt__json *jitem(const mlrt__json *arr, size_t i) {
+    if (!arr || arr->type != MLRT__JSON_ARRAY) return NULL;
+    const mlrt__json *c = arr->child;
     while (c && i--) c = c->next;
     return c;
 }

@@ -37,15 +37,15 @@ static void set_u32(uint8_t *p, uint32_t v) {
 /* A copy of f with the v1 trailer (crc of everything before the last 4 bytes) recomputed. */
 static bytes v1_crc(bytes f) {
     bytes c = copy_of(f.p, f.n);
-    set_u32(c.p + c.n - 4, mlrt_crc32(c.p, c.n - 4));
+    set_u32(c.p + c.n - 4, mlrt__crc32(c.p, c.n - 4));
     return c;
 }
 
 /* A copy of f with both v2 checksums recomputed. */
 static bytes v2_crc(bytes f) {
     bytes c = copy_of(f.p, f.n);
-    set_u32(c.p + 40, mlrt_crc32_update(mlrt_crc32(c.p, 40), c.p + 44, 20));
-    set_u32(c.p + c.n - 4, mlrt_crc32(c.p, c.n - 4));
+    set_u32(c.p + 40, mlrt__crc32_update(mlrt__crc32(c.p, 40), c.p + 44, 20));
+    set_u32(c.p + c.n - 4, mlrt__crc32(c.p, c.n - 4));
     return c;
 }
 
@@ -154,8 +154,8 @@ static bytes patched_u64(bytes f, size_t offset, uint64_t v, int v2) {
 #define APR_FAILS(f, code, needle) LOAD_FAILS(f, code, "apr: ", needle)
 
 /* The "apr" member of inspect's JSON. */
-static const mlrt_json *inspect_apr(bytes f, inspected *out) {
-    return mlrt_json_get(INSPECT(f, out), "apr");
+static const mlrt__json *inspect_apr(bytes f, inspected *out) {
+    return mlrt__json_get(INSPECT(f, out), "apr");
 }
 
 /* ------------------------------------------------------------------- golden */
@@ -169,31 +169,31 @@ static const char GOLDEN_V1[] =
     "0000410000003e65a04859";
 
 static void test_apr_crc32_check_values(void) {
-    CHECK_INT(mlrt_crc32((const uint8_t *)"123456789", 9), 0xCBF43926u);
-    CHECK_INT(mlrt_crc32((const uint8_t *)"", 0), 0);
-    CHECK_INT(mlrt_crc32((const uint8_t[]){0x00}, 1), 0xD202EF8Du);
-    CHECK_INT(mlrt_crc32((const uint8_t[]){0xFF}, 1), 0xFF000000u);
+    CHECK_INT(mlrt__crc32((const uint8_t *)"123456789", 9), 0xCBF43926u);
+    CHECK_INT(mlrt__crc32((const uint8_t *)"", 0), 0);
+    CHECK_INT(mlrt__crc32((const uint8_t[]){0x00}, 1), 0xD202EF8Du);
+    CHECK_INT(mlrt__crc32((const uint8_t[]){0xFF}, 1), 0xFF000000u);
 }
 
 static void test_apr_golden_v1(void) {
     bytes g = from_hex(GOLDEN_V1);
     CHECK_INT(g.n, 171);
-    CHECK_INT(mlrt_crc32(g.p, g.n - 4), 0x5948A065u);
+    CHECK_INT(mlrt__crc32(g.p, g.n - 4), 0x5948A065u);
     inspected ins;
-    const mlrt_json *apr = inspect_apr(g, &ins);
+    const mlrt__json *apr = inspect_apr(g, &ins);
     CHECK_STR(jstr(ins.doc.root, "format"), "apr");
     CHECK_STR(jstr(apr, "modelType"), "LinearRegression");
     CHECK_STR(jstr(apr, "version"), "1.0");
     CHECK_STR(jstr(apr, "compression"), "None");
     CHECK_INT(jint(apr, "qualityScore"), 85);
     CHECK_INT(jint(apr, "uncompressedSize"), 61);
-    CHECK_INT(jint(mlrt_json_get(apr, "payloadBytes"), "byteOffset"), 106);
-    const mlrt_json *meta = mlrt_json_get(ins.doc.root, "metadata");
+    CHECK_INT(jint(mlrt__json_get(apr, "payloadBytes"), "byteOffset"), 106);
+    const mlrt__json *meta = mlrt__json_get(ins.doc.root, "metadata");
     CHECK_STR(jstr(meta, "created_at"), "1700000000");
     CHECK_STR(jstr(meta, "aprender_version"), "0.0.0-golden");
     CHECK_STR(jstr(meta, "model_name"), "golden-v1");
-    CHECK_STR(jstr(mlrt_json_get(ins.doc.root, "notAModel"), "code"), "BAD_PAYLOAD");
-    mlrt_json_free(&ins.doc);
+    CHECK_STR(jstr(mlrt__json_get(ins.doc.root, "notAModel"), "code"), "BAD_PAYLOAD");
+    mlrt__json_free(&ins.doc);
     APR_FAILS(g, MLRT_ERR_BAD_PAYLOAD, "LinearRegression payload byte 0: the coefficients' Option tag is 9");
 }
 
@@ -211,8 +211,8 @@ static bytes golden_v2(void) {
 static void test_apr_golden_v2(void) {
     bytes g = golden_v2();
     CHECK_INT(g.n, 516);
-    CHECK_INT(mlrt_rd_u32(g.p + 40), 0x3BC08C02u);
-    CHECK_INT(mlrt_rd_u32(g.p + 512), 0x550F3F35u);
+    CHECK_INT(mlrt__rd_u32(g.p + 40), 0x3BC08C02u);
+    CHECK_INT(mlrt__rd_u32(g.p + 512), 0x550F3F35u);
     mlrt_model *m = LOAD_OK(g);
     if (!m) return;
     CHECK_INT(mlrt_model_format(m), MLRT_FORMAT_APR);
@@ -344,8 +344,8 @@ static void test_apr_v1_header_and_sections(void) {
     bytes flip = copy_of(good.p, good.n);
     flip.p[33] ^= 1;
     char want[96];
-    snprintf(want, sizeof want, "stores 0x%08x but its bytes [0, %zu) give 0x%08x", mlrt_rd_u32(good.p + good.n - 4),
-             good.n - 4, mlrt_crc32(flip.p, flip.n - 4));
+    snprintf(want, sizeof want, "stores 0x%08x but its bytes [0, %zu) give 0x%08x", mlrt__rd_u32(good.p + good.n - 4),
+             good.n - 4, mlrt__crc32(flip.p, flip.n - 4));
     APR_FAILS(flip, MLRT_ERR_CHECKSUM_MISMATCH, want);
     APR_FAILS(patched_u8(good, 4, 2, 0), MLRT_ERR_UNSUPPORTED_VERSION, "version 2.0");
     LOAD_OK(patched_u8(good, 5, 9, 0));
@@ -361,13 +361,13 @@ static void test_apr_v1_header_and_sections(void) {
     bytes sig = v1_file((v1_spec){1, 0, 2, 0, 0, -1, 96}, default_meta(), lin);
     LOAD_OK(sig);
     inspected ins;
-    const mlrt_json *apr = inspect_apr(sig, &ins);
+    const mlrt__json *apr = inspect_apr(sig, &ins);
     size_t end = 32 + default_meta().n + lin.n;
-    CHECK_INT(jint(mlrt_json_get(apr, "signatureBytes"), "byteOffset"), end);
-    CHECK_INT(jint(mlrt_json_get(apr, "publicKeyBytes"), "byteOffset"), end + 64);
-    CHECK_INT(jint(mlrt_json_get(apr, "signedBytes"), "byteLength"), end);
-    CHECK(mlrt_json_get(apr, "signed") && mlrt_json_get(apr, "signed")->type == MLRT_JSON_TRUE);
-    mlrt_json_free(&ins.doc);
+    CHECK_INT(jint(mlrt__json_get(apr, "signatureBytes"), "byteOffset"), end);
+    CHECK_INT(jint(mlrt__json_get(apr, "publicKeyBytes"), "byteOffset"), end + 64);
+    CHECK_INT(jint(mlrt__json_get(apr, "signedBytes"), "byteLength"), end);
+    CHECK(mlrt__json_get(apr, "signed") && mlrt__json_get(apr, "signed")->type == MLRT__JSON_TRUE);
+    mlrt__json_free(&ins.doc);
     APR_FAILS(v1_file((v1_spec){1, 0, 2, 0, 0, -1, 95}, default_meta(), lin), MLRT_ERR_SIZE_MISMATCH, "96-byte signature block");
     APR_FAILS(v1_file((v1_spec){1, 0, 0, 0, 0, -1, 96}, default_meta(), lin), MLRT_ERR_SIZE_MISMATCH, "SIGNED flag is not set");
     /* encrypted, unsupported types: refused at load, fine for inspect */
@@ -404,20 +404,20 @@ static void test_apr_v1_expect(void) {
 /* ---------------------------------------------------------------- msgpack */
 
 static void mp_ok_at(const char *file, int line, const uint8_t *p, size_t n, const char *want) {
-    mlrt_buf b = {0};
+    mlrt__buf b = {0};
     mlrt_error e = {MLRT_OK, ""};
     size_t used = 0;
-    mlrt_status st = mlrt_msgpack_to_json(exact(p, n), n, 0, "mp", &b, &used, &e);
+    mlrt_status st = mlrt__msgpack_to_json(exact(p, n), n, 0, "mp", &b, &used, &e);
     check_at(st == MLRT_OK, file, line, "msgpack failed: %s", e.message);
     check_at(used == n, file, line, "used %zu of %zu bytes", used, n);
     check_at(st || !want || (b.data && strcmp(b.data, want) == 0), file, line, "JSON %s, want %s", b.data ? b.data : "", want);
     free(b.data);
 }
 static void mp_fails_at(const char *file, int line, const uint8_t *p, size_t n, mlrt_status code, const char *needle) {
-    mlrt_buf b = {0};
+    mlrt__buf b = {0};
     mlrt_error e = {MLRT_OK, ""};
     size_t used = 0;
-    mlrt_status st = mlrt_msgpack_to_json(exact(p, n), n, 100, "mp", &b, &used, &e);
+    mlrt_status st = mlrt__msgpack_to_json(exact(p, n), n, 100, "mp", &b, &used, &e);
     check_at(st != MLRT_OK, file, line, "msgpack accepted, want %s", mlrt_status_name(code));
     if (st) check_message_at(file, line, &e, code, "mp: ", needle);
     free(b.data);
@@ -488,8 +488,8 @@ static void test_apr_msgpack_malformed(void) {
 }
 
 static void check_number_at(const char *file, int line, double v, bool single, const char *want) {
-    mlrt_buf b = {0};
-    mlrt_buf_number(&b, v, single);
+    mlrt__buf b = {0};
+    mlrt__buf_number(&b, v, single);
     check_at(b.data && strcmp(b.data, want) == 0, file, line, "%.17g (%s) printed %s, want %s", v, single ? "f32" : "f64",
              b.data ? b.data : "", want);
     free(b.data);
@@ -532,11 +532,11 @@ static void test_apr_shortest_floats(void) {
         float f;
         uint32_t w = rng_u32();
         memcpy(&f, &w, 4);
-        mlrt_buf b = {0};
-        mlrt_buf_number(&b, d, false);
-        mlrt_buf_puts(&b, " ");
+        mlrt__buf b = {0};
+        mlrt__buf_number(&b, d, false);
+        mlrt__buf_puts(&b, " ");
         size_t mid = b.len;
-        mlrt_buf_number(&b, f, true);
+        mlrt__buf_number(&b, f, true);
         if (isfinite(d)) CHECK(strtod(b.data, NULL) == d);
         if (isfinite(f)) CHECK(strtof(b.data + mid, NULL) == f);
         free(b.data);
@@ -606,18 +606,18 @@ static void test_apr_v2_dtypes(void) {
     for (size_t i = 0; i < LEN(q); i++) {
         v2t t[1] = {{"t", q[i].id, 1, {q[i].count}, zeros, q[i].bytes}};
         inspected ins;
-        const mlrt_json *root = INSPECT(v2_file("{}", t, 1), &ins);
-        const mlrt_json *t0 = jitem(mlrt_json_get(root, "tensors"), 0);
+        const mlrt__json *root = INSPECT(v2_file("{}", t, 1), &ins);
+        const mlrt__json *t0 = jitem(mlrt__json_get(root, "tensors"), 0);
         CHECK_STR(jstr(t0, "dtype"), mlrt_dtype_name(q[i].dtype));
         CHECK_INT(jint(t0, "byteLength"), q[i].bytes);
-        mlrt_json_free(&ins.doc);
+        mlrt__json_free(&ins.doc);
         v2t wrong[1] = {{"t", q[i].id, 1, {q[i].count}, zeros, q[i].bytes + 1}};
         APR_FAILS(v2_file("{}", wrong, 1), MLRT_ERR_SIZE_MISMATCH, "but its size is");
     }
     uint64_t b;
-    CHECK(!mlrt_dtype_bytes(MLRT_F64, UINT64_MAX / 4, &b));
-    CHECK(mlrt_dtype_bytes(MLRT_APR_Q4, UINT64_MAX, &b) && b == (UINT64_MAX / 32 + 1) * 18);
-    CHECK(!mlrt_dtype_bytes(MLRT_APR_Q8, UINT64_MAX - 3, &b));
+    CHECK(!mlrt__dtype_bytes(MLRT_F64, UINT64_MAX / 4, &b));
+    CHECK(mlrt__dtype_bytes(MLRT_APR_Q4, UINT64_MAX, &b) && b == (UINT64_MAX / 32 + 1) * 18);
+    CHECK(!mlrt__dtype_bytes(MLRT_APR_Q8, UINT64_MAX - 3, &b));
     uint8_t q6[210] = {0};
     q6[208] = 0x00, q6[209] = 0x7e; /* d = NaN */
     v2t qw[1] = {{"fc.weight", 14, 2, {1, 256}, q6, 210}};
@@ -637,7 +637,7 @@ static void test_apr_v2_malformed(void) {
     v2t t[2] = {{"fc.bias", 0, 1, {1}, ONE_F32, 4}, {"fc.weight", 0, 2, {1, 4}, FOUR_F32, 16}};
     bytes good = v2_file("{\"model_type\":\"mlp\"}", t, 2);
     LOAD_OK(good);
-    size_t index_at = (size_t)mlrt_rd_u64(good.p + 24), data_at = (size_t)mlrt_rd_u64(good.p + 32);
+    size_t index_at = (size_t)mlrt__rd_u64(good.p + 24), data_at = (size_t)mlrt__rd_u64(good.p + 32);
     APR_FAILS(prefix(good, 67), MLRT_ERR_TRUNCATED, "shorter than the 64-byte header");
     bytes h = copy_of(good.p, good.n);
     h.p[9] ^= 1;

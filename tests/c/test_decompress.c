@@ -112,35 +112,35 @@ static uint32_t crc_bitwise(const uint8_t *p, size_t n) {
 }
 
 static void test_crc32(void) {
-    CHECK(mlrt_crc32((const uint8_t *)"123456789", 9) == 0xCBF43926u, "crc32(123456789) = %08x",
-          mlrt_crc32((const uint8_t *)"123456789", 9));
-    CHECK(mlrt_crc32(NULL, 0) == 0, "crc32 of nothing is 0");
-    CHECK(mlrt_crc32((const uint8_t *)"a", 1) == 0xE8B7BE43u, "crc32(a)");
+    CHECK(mlrt__crc32((const uint8_t *)"123456789", 9) == 0xCBF43926u, "crc32(123456789) = %08x",
+          mlrt__crc32((const uint8_t *)"123456789", 9));
+    CHECK(mlrt__crc32(NULL, 0) == 0, "crc32 of nothing is 0");
+    CHECK(mlrt__crc32((const uint8_t *)"a", 1) == 0xE8B7BE43u, "crc32(a)");
     size_t n = 100003;
     uint8_t *p = malloc(n);
     uint32_t x = 12345;
     for (size_t i = 0; i < n; i++) p[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 24);
-    uint32_t one = mlrt_crc32(p, n);
+    uint32_t one = mlrt__crc32(p, n);
     CHECK(one == crc_bitwise(p, n), "crc32 slicing-by-8 matches the bitwise definition");
     int ok = 1;
     for (size_t cut = 0; cut <= 40; cut++) /* every alignment of the 8-byte steps */
-        ok &= mlrt_crc32_update(mlrt_crc32(p, cut), p + cut, n - cut) == one;
+        ok &= mlrt__crc32_update(mlrt__crc32(p, cut), p + cut, n - cut) == one;
     uint32_t c = 0;
-    for (size_t i = 0; i < n; i += 777) c = mlrt_crc32_update(c, p + i, n - i < 777 ? n - i : 777);
+    for (size_t i = 0; i < n; i += 777) c = mlrt__crc32_update(c, p + i, n - i < 777 ? n - i : 777);
     CHECK(ok && c == one, "crc32 streaming equals one-shot");
-    for (size_t len = 0; len < 64; len++) ok &= mlrt_crc32(p + 3, len) == crc_bitwise(p + 3, len);
+    for (size_t len = 0; len < 64; len++) ok &= mlrt__crc32(p + 3, len) == crc_bitwise(p + 3, len);
     CHECK(ok, "crc32 short lengths match the bitwise definition");
     free(p);
 }
 
 static void test_xxh64(void) {
-    CHECK(mlrt_xxh64(NULL, 0, 0) == 0xEF46DB3751D8E999ull, "xxh64 of nothing");
+    CHECK(mlrt__xxh64(NULL, 0, 0) == 0xEF46DB3751D8E999ull, "xxh64 of nothing");
 }
 
 /* ---------------------------------------------------------------- LZ4, hand-made */
 
-static decoder lz4 = mlrt_lz4_block_decode;
-static decoder zstd = mlrt_zstd_decode;
+static decoder lz4 = mlrt__lz4_block_decode;
+static decoder zstd = mlrt__zstd_decode;
 
 static void test_lz4_hand(void) {
     static const uint8_t hello[] = {0x50, 'h', 'e', 'l', 'l', 'o'};
@@ -556,8 +556,8 @@ static void bench_one(const char *dir, const char *file, int is_lz4) {
     int reps = 0;
     double t0 = now(), t = 0;
     do {
-        mlrt_status st = is_lz4 ? mlrt_lz4_block_decode(comp + 4, cn - 4, out, on, &err)
-                                : mlrt_zstd_decode(comp, cn, out, on, &err);
+        mlrt_status st = is_lz4 ? mlrt__lz4_block_decode(comp + 4, cn - 4, out, on, &err)
+                                : mlrt__zstd_decode(comp, cn, out, on, &err);
         if (st) { printf("bench: %s failed: %s\n", file, err.message); break; }
         reps++;
     } while ((t = now() - t0) < 1.0);
@@ -584,10 +584,10 @@ static void bench(const char *dir) {
     double t0 = now(), t = 0;
     int reps = 0;
     volatile uint64_t sink = 0;
-    do { sink += mlrt_crc32(p, n); reps++; } while ((t = now() - t0) < 0.5);
+    do { sink += mlrt__crc32(p, n); reps++; } while ((t = now() - t0) < 0.5);
     printf("bench: crc32 %7.0f MB/s\n", (double)n * reps / t / 1e6);
     t0 = now(); reps = 0;
-    do { sink += mlrt_xxh64(p, n, 0); reps++; } while ((t = now() - t0) < 0.5);
+    do { sink += mlrt__xxh64(p, n, 0); reps++; } while ((t = now() - t0) < 0.5);
     printf("bench: xxh64 %7.0f MB/s\n", (double)n * reps / t / 1e6 + 0 * (double)sink);
     free(p);
 }

@@ -119,7 +119,7 @@ static void test_layout_guessed_and_overridden(void) {
     ST_FAILS(st_build(NULL, t, n), MLRT_ERR_BAD_DIMENSIONS, "do not chain either");
 }
 
-/* mlrt_dense_pack_f32 against the definition dst[p][i][j] = W[8p + j][i] (0 past out), from file
+/* mlrt__dense_pack_f32 against the definition dst[p][i][j] = W[8p + j][i] (0 past out), from file
  * bytes at an odd address, for every shape class: panels full and partial, inputs a multiple of
  * the 4-wide transpose and not; then inf or NaN at every position is refused (vector body, ragged
  * inputs, partial panel, both orientations). */
@@ -137,7 +137,7 @@ static void test_dense_pack_f32_matches_definition(void) {
                     for (size_t i = 0; i < in; i++)
                         memcpy(file + 1 + 4 * (in_major ? i * out + o : o * in + i), &w[o * in + i], 4);
                 memset(got, 0xff, padded * in * sizeof *got); /* NaN: every slot must be written */
-                CHECK(mlrt_dense_pack_f32(file + 1, in_major, in, out, got));
+                CHECK(mlrt__dense_pack_f32(file + 1, in_major, in, out, got));
                 size_t wrong = 0;
                 for (size_t p = 0; p < padded / 8; p++)
                     for (size_t i = 0; i < in; i++)
@@ -150,7 +150,7 @@ static void test_dense_pack_f32_matches_definition(void) {
                     float bad = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY, keep;
                     memcpy(&keep, file + 1 + 4 * k, 4);
                     memcpy(file + 1 + 4 * k, &bad, 4);
-                    check_at(!mlrt_dense_pack_f32(file + 1, in_major, in, out, got), __FILE__, __LINE__,
+                    check_at(!mlrt__dense_pack_f32(file + 1, in_major, in, out, got), __FILE__, __LINE__,
                              "in %zu out %zu in_major %d: non-finite file value %zu accepted", in, out, in_major, k);
                     memcpy(file + 1 + 4 * k, &keep, 4);
                 }

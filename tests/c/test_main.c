@@ -148,17 +148,17 @@ static void test_bin_inspect(void) {
     ref_mlp r;
     ref_make(&r, 2, dims, 3);
     inspected in;
-    const mlrt_json *root = INSPECT(bin_from_ref(&r, 1), &in);
+    const mlrt__json *root = INSPECT(bin_from_ref(&r, 1), &in);
     if (!root) return;
     CHECK_STR(jstr(root, "format"), "bin");
-    const mlrt_json *t = mlrt_json_get(root, "tensors");
+    const mlrt__json *t = mlrt__json_get(root, "tensors");
     CHECK(t && t->count == 4);
     CHECK_STR(jstr(jitem(t, 0), "name"), "w1");
     CHECK_STR(jstr(jitem(t, 0), "dtype"), "F64");
     CHECK_STR(jstr(jitem(t, 3), "name"), "b2");
     CHECK_INT(jint(jitem(t, 3), "byteOffset"), 12 + (15 + 5 + 50) * 8);
     CHECK_INT(jint(jitem(t, 3), "byteLength"), 80);
-    mlrt_json_free(&in.doc);
+    mlrt__json_free(&in.doc);
 }
 
 static void test_bin_truncated_at_every_section(void) {
@@ -279,16 +279,16 @@ static void test_st_f32_f64_models(void) {
         CHECK_INT(mlrt_weight_dtype(m), f64 ? MLRT_F64 : MLRT_F32);
         CHECK_INT(mlrt_param_count(m), 9 * 11 + 11 + 11 * 5 + 5);
         CHECK_VS_REF(m, &r);
-        mlrt_json_doc doc;
+        mlrt__json_doc doc;
         const char *info = mlrt_model_info_json(m);
-        CHECK(mlrt_json_parse((const uint8_t *)info, strlen(info), "info", &doc, NULL) == MLRT_OK);
+        CHECK(mlrt__json_parse((const uint8_t *)info, strlen(info), "info", &doc, NULL) == MLRT_OK);
         CHECK_STR(jstr(doc.root, "format"), "safetensors");
         CHECK_STR(jstr(doc.root, "kind"), "mlp");
         CHECK_STR(jstr(doc.root, "dtype"), f64 ? "F64" : "F32");
         CHECK_INT(jint(doc.root, "inputSize"), 9);
         CHECK_INT(jint(doc.root, "outputSize"), 5);
-        CHECK_STR(jstr(jitem(mlrt_json_get(doc.root, "layers"), 1), "activation"), "softmax");
-        mlrt_json_free(&doc);
+        CHECK_STR(jstr(jitem(mlrt__json_get(doc.root, "layers"), 1), "activation"), "softmax");
+        mlrt__json_free(&doc);
     }
 }
 
@@ -320,15 +320,15 @@ static void test_st_f16_bf16_exact_values(void) {
     for (size_t i = 0; i < LEN(f16); i++) {
         p[0] = (uint8_t)f16[i].h;
         p[1] = (uint8_t)(f16[i].h >> 8);
-        CHECK_BITS(mlrt_load_scalar(p, MLRT_F16), bits_f32(f16[i].f));
+        CHECK_BITS(mlrt__to_f32(p, MLRT_F16), bits_f32(f16[i].f));
     }
     for (size_t i = 0; i < LEN(bf16); i++) {
         p[0] = (uint8_t)bf16[i].h;
         p[1] = (uint8_t)(bf16[i].h >> 8);
-        CHECK_BITS(mlrt_load_scalar(p, MLRT_BF16), bits_f32(bf16[i].f));
+        CHECK_BITS(mlrt__to_f32(p, MLRT_BF16), bits_f32(bf16[i].f));
     }
-    CHECK(isinf(mlrt_load_scalar((const uint8_t[]){0x00, 0x7c}, MLRT_F16)));
-    CHECK(isnan(mlrt_load_scalar((const uint8_t[]){0x01, 0x7e}, MLRT_F16)));
+    CHECK(isinf(mlrt__to_f32((const uint8_t[]){0x00, 0x7c}, MLRT_F16)));
+    CHECK(isnan(mlrt__to_f32((const uint8_t[]){0x01, 0x7e}, MLRT_F16)));
 
     /* Through a whole file: a linear regression whose coefficients are the values above;
      * a one-hot input reads back coefficient k (x 1, plus +0 terms and a zero intercept). */
@@ -609,26 +609,26 @@ static void test_st_not_a_model(void) {
     bytes f = st_build("{\"format\":\"pt\",\"note\":\"caf\xc3\xa9\"}", unrel, 3);
     ST_FAILS(f, MLRT_ERR_NOT_A_MODEL, "first tensor is 'embeddings'");
     inspected in;
-    const mlrt_json *root = INSPECT(f, &in);
+    const mlrt__json *root = INSPECT(f, &in);
     if (root) {
         CHECK_STR(jstr(root, "format"), "safetensors");
-        CHECK(mlrt_json_get(root, "modelKind") == NULL);
-        CHECK_STR(jstr(mlrt_json_get(root, "notAModel"), "code"), "NOT_A_MODEL");
-        CHECK_CONTAINS(jstr(mlrt_json_get(root, "notAModel"), "message"), "'embeddings'");
-        CHECK_STR(jstr(mlrt_json_get(root, "metadata"), "note"), "caf\xc3\xa9");
-        const mlrt_json *t = mlrt_json_get(root, "tensors");
+        CHECK(mlrt__json_get(root, "modelKind") == NULL);
+        CHECK_STR(jstr(mlrt__json_get(root, "notAModel"), "code"), "NOT_A_MODEL");
+        CHECK_CONTAINS(jstr(mlrt__json_get(root, "notAModel"), "message"), "'embeddings'");
+        CHECK_STR(jstr(mlrt__json_get(root, "metadata"), "note"), "caf\xc3\xa9");
+        const mlrt__json *t = mlrt__json_get(root, "tensors");
         CHECK(t && t->count == 3);
         CHECK_STR(jstr(jitem(t, 1), "name"), "tokens");
         CHECK_STR(jstr(jitem(t, 1), "dtype"), "U8");
-        const mlrt_json *shape = mlrt_json_get(jitem(t, 1), "shape");
+        const mlrt__json *shape = mlrt__json_get(jitem(t, 1), "shape");
         uint64_t s0 = 0;
-        CHECK(shape && shape->count == 1 && mlrt_json_u64(shape->child, &s0) && s0 == 6);
-        CHECK(mlrt_json_get(jitem(t, 2), "shape") && mlrt_json_get(jitem(t, 2), "shape")->count == 0);
+        CHECK(shape && shape->count == 1 && mlrt__json_u64(shape->child, &s0) && s0 == 6);
+        CHECK(mlrt__json_get(jitem(t, 2), "shape") && mlrt__json_get(jitem(t, 2), "shape")->count == 0);
         size_t hdr = f.n - 30; /* data section is 16 + 6 + 8 bytes */
         CHECK_INT(jint(jitem(t, 0), "byteOffset"), hdr);
         CHECK_INT(jint(jitem(t, 1), "byteOffset"), hdr + 16);
         CHECK_INT(jint(jitem(t, 2), "byteLength"), 8);
-        mlrt_json_free(&in.doc);
+        mlrt__json_free(&in.doc);
     }
     /* and a model is reported as one */
     ref_mlp r;
@@ -639,8 +639,8 @@ static void test_st_not_a_model(void) {
     root = INSPECT(st_build(NULL, mt, n), &in);
     if (root) {
         CHECK_STR(jstr(root, "modelKind"), "mlp");
-        CHECK(mlrt_json_get(root, "notAModel") == NULL);
-        mlrt_json_free(&in.doc);
+        CHECK(mlrt__json_get(root, "notAModel") == NULL);
+        mlrt__json_free(&in.doc);
     }
 }
 
@@ -665,11 +665,11 @@ static void test_st_header_length(void) {
         static const char lead[] = " \n\t\r {\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
                                    "\"__metadata__\":{\"model_type\":\"x\"}}";
         inspected in;
-        const mlrt_json *root = INSPECT(st_raw(lead, ONE_F32, 4), &in);
+        const mlrt__json *root = INSPECT(st_raw(lead, ONE_F32, 4), &in);
         if (root) {
             CHECK_STR(jstr(root, "format"), "safetensors");
-            CHECK_INT(jint(jitem(mlrt_json_get(root, "tensors"), 0), "byteOffset"), 8 + strlen(lead));
-            mlrt_json_free(&in.doc);
+            CHECK_INT(jint(jitem(mlrt__json_get(root, "tensors"), 0), "byteOffset"), 8 + strlen(lead));
+            mlrt__json_free(&in.doc);
         }
     }
     ST_READ_FAILS(st_raw("[1]", NULL, 0), MLRT_ERR_INVALID_JSON, "starting with '{'");
@@ -678,13 +678,13 @@ static void test_st_header_length(void) {
     ST_FAILS(st_raw("{", NULL, 0), MLRT_ERR_INVALID_JSON, NULL);
     ST_FAILS(st_raw("{}", NULL, 0), MLRT_ERR_NOT_A_MODEL, "no tensors");
     /* whitespace after the object is part of the header (padding) */
-    mlrt_tensorset ts;
+    mlrt__tensorset ts;
     static const char padded[] = "{" T1 "}\n \t\r  ";
     bytes f = st_raw(padded, ONE_F32, 4);
-    CHECK_INT(mlrt_read_safetensors(exact(f.p, f.n), f.n, &ts, NULL), MLRT_OK);
+    CHECK_INT(mlrt__read_safetensors(exact(f.p, f.n), f.n, &ts, NULL), MLRT_OK);
     CHECK_INT(ts.count, 1);
     CHECK_INT(ts.data_begin, 8 + strlen(padded));
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
 }
 
 static void test_st_invalid_utf8(void) {
@@ -705,10 +705,10 @@ static void test_st_invalid_utf8(void) {
     /* valid multi-byte names are fine */
     tspec t[1] = {{"\xe2\x82\xac\xf0\x9f\x98\x80.w", "F32", 1, {1}, ONE_F32, 4}};
     inspected in;
-    const mlrt_json *root = INSPECT(st_build(NULL, t, 1), &in);
+    const mlrt__json *root = INSPECT(st_build(NULL, t, 1), &in);
     if (root) {
-        CHECK_STR(jstr(jitem(mlrt_json_get(root, "tensors"), 0), "name"), "\xe2\x82\xac\xf0\x9f\x98\x80.w");
-        mlrt_json_free(&in.doc);
+        CHECK_STR(jstr(jitem(mlrt__json_get(root, "tensors"), 0), "name"), "\xe2\x82\xac\xf0\x9f\x98\x80.w");
+        mlrt__json_free(&in.doc);
     }
 }
 
@@ -851,12 +851,12 @@ static void test_st_dtypes(void) {
         size_t es = mlrt_dtype_size((mlrt_dtype)d);
         tspec t[1] = {{"x", DTYPE_NAMES[d], 1, {2}, zeros, 2 * es}};
         inspected in;
-        const mlrt_json *root = INSPECT(st_build(NULL, t, 1), &in);
+        const mlrt__json *root = INSPECT(st_build(NULL, t, 1), &in);
         if (!root) continue;
-        const mlrt_json *t0 = jitem(mlrt_json_get(root, "tensors"), 0);
+        const mlrt__json *t0 = jitem(mlrt__json_get(root, "tensors"), 0);
         CHECK_STR(jstr(t0, "dtype"), DTYPE_NAMES[d]);
         CHECK_INT(jint(t0, "byteLength"), 2 * es);
-        mlrt_json_free(&in.doc);
+        mlrt__json_free(&in.doc);
     }
     /* the reference's later dtypes: listed by inspect; F4 / F6 pack elements across bytes */
     static const struct { const char *dtype; uint64_t n, bytes; } later[] = {
@@ -865,13 +865,13 @@ static void test_st_dtypes(void) {
         static const uint8_t zeros[16] = {0};
         tspec t[1] = {{"x", later[i].dtype, 1, {later[i].n}, zeros, later[i].bytes}};
         inspected in;
-        const mlrt_json *root = INSPECT(st_build(NULL, t, 1), &in);
+        const mlrt__json *root = INSPECT(st_build(NULL, t, 1), &in);
         if (!root) continue;
-        const mlrt_json *t0 = jitem(mlrt_json_get(root, "tensors"), 0);
+        const mlrt__json *t0 = jitem(mlrt__json_get(root, "tensors"), 0);
         CHECK_STR(jstr(t0, "dtype"), later[i].dtype);
         CHECK_INT(jint(t0, "byteLength"), later[i].bytes);
-        CHECK_CONTAINS(jstr(mlrt_json_get(root, "notAModel"), "code"), "NOT_A_MODEL");
-        mlrt_json_free(&in.doc);
+        CHECK_CONTAINS(jstr(mlrt__json_get(root, "notAModel"), "code"), "NOT_A_MODEL");
+        mlrt__json_free(&in.doc);
     }
     ST_FAILS(st_raw("{\"t\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,2]}}", ONE_F32, 2), MLRT_ERR_SIZE_MISMATCH,
              "F4 with 3 elements: not a whole number of bytes");
@@ -948,9 +948,9 @@ static void test_st_offsets(void) {
     /* tensors listed out of order are fine when they tile the data; empty tensors too */
     static const char shuffled[] = "{" TT("b", 4, 8) ",\"e\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[4,4]},"
                                    TT("a", 0, 4) ",\"z\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[8,8]}}";
-    mlrt_tensorset ts;
+    mlrt__tensorset ts;
     bytes f = st_raw(shuffled, eight, 8);
-    CHECK_INT(mlrt_read_safetensors(exact(f.p, f.n), f.n, &ts, NULL), MLRT_OK);
+    CHECK_INT(mlrt__read_safetensors(exact(f.p, f.n), f.n, &ts, NULL), MLRT_OK);
     CHECK_INT(ts.count, 4);
     if (ts.count == 4) {
         CHECK_STR(ts.tensors[0].name, "a");
@@ -958,7 +958,7 @@ static void test_st_offsets(void) {
         CHECK_STR(ts.tensors[2].name, "b");
         CHECK_STR(ts.tensors[3].name, "z");
     }
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
 #undef TT
 }
 
@@ -988,9 +988,9 @@ static void test_bt_crate_test_vector(void) {
     for (int i = 0; i < 6; i++) put_f32(&f, (float)i);
     f = done(f);
     CHECK_INT(f.n, 56);
-    mlrt_tensorset ts;
+    mlrt__tensorset ts;
     mlrt_error e;
-    CHECK_INT(mlrt_read_bintensors(exact(f.p, f.n), f.n, &ts, &e), MLRT_OK);
+    CHECK_INT(mlrt__read_bintensors(exact(f.p, f.n), f.n, &ts, &e), MLRT_OK);
     CHECK_INT(ts.format, MLRT_FORMAT_BINTENSORS);
     CHECK_INT(ts.count, 1);
     CHECK_INT(ts.meta_count, 0);
@@ -1005,24 +1005,24 @@ static void test_bt_crate_test_vector(void) {
         CHECK_INT(ts.tensors[0].begin, 0);
         CHECK_INT(ts.tensors[0].end, 24);
     }
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
     inspected in;
-    const mlrt_json *root = INSPECT(f, &in);
+    const mlrt__json *root = INSPECT(f, &in);
     if (root) {
         CHECK_STR(jstr(root, "format"), "bintensors");
-        const mlrt_json *t = mlrt_json_get(root, "tensors");
+        const mlrt__json *t = mlrt__json_get(root, "tensors");
         CHECK(t && t->count == 1);
         CHECK_STR(jstr(jitem(t, 0), "name"), "attn.0");
         CHECK_STR(jstr(jitem(t, 0), "dtype"), "F32");
-        const mlrt_json *shape = mlrt_json_get(jitem(t, 0), "shape");
+        const mlrt__json *shape = mlrt__json_get(jitem(t, 0), "shape");
         uint64_t s[3] = {0};
-        CHECK(shape && shape->count == 3 && mlrt_json_u64(jitem(shape, 0), &s[0]) &&
-              mlrt_json_u64(jitem(shape, 1), &s[1]) && mlrt_json_u64(jitem(shape, 2), &s[2]));
+        CHECK(shape && shape->count == 3 && mlrt__json_u64(jitem(shape, 0), &s[0]) &&
+              mlrt__json_u64(jitem(shape, 1), &s[1]) && mlrt__json_u64(jitem(shape, 2), &s[2]));
         CHECK(s[0] == 1 && s[1] == 2 && s[2] == 3);
         CHECK_INT(jint(jitem(t, 0), "byteOffset"), 32);
         CHECK_INT(jint(jitem(t, 0), "byteLength"), 24);
-        CHECK_STR(jstr(mlrt_json_get(root, "notAModel"), "code"), "NOT_A_MODEL");
-        mlrt_json_free(&in.doc);
+        CHECK_STR(jstr(mlrt__json_get(root, "notAModel"), "code"), "NOT_A_MODEL");
+        mlrt__json_free(&in.doc);
     }
     BT_FAILS(f, MLRT_ERR_NOT_A_MODEL, "first tensor is 'attn.0'");
 }
@@ -1032,9 +1032,9 @@ static void test_bt_early_spec_vector(void) {
     put(&f, "\x18\0\0\0\0\0\0\0\x00\x01\x08" "weight_1" "\x00\x02\x02\x02\x00\x04       ", 32);
     put(&f, "\x01\x00\x00\x01", 4);
     f = done(f);
-    mlrt_tensorset ts;
+    mlrt__tensorset ts;
     mlrt_error e;
-    CHECK_INT(mlrt_read_bintensors(exact(f.p, f.n), f.n, &ts, &e), MLRT_OK);
+    CHECK_INT(mlrt__read_bintensors(exact(f.p, f.n), f.n, &ts, &e), MLRT_OK);
     CHECK_INT(ts.count, 1);
     if (ts.count == 1) {
         CHECK_STR(ts.tensors[0].name, "weight_1");
@@ -1044,13 +1044,13 @@ static void test_bt_early_spec_vector(void) {
         CHECK_INT(ts.tensors[0].shape[1], 2);
         CHECK_INT(ts.tensors[0].end, 4);
     }
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
     inspected in;
-    const mlrt_json *root = INSPECT(f, &in);
+    const mlrt__json *root = INSPECT(f, &in);
     if (root) {
-        CHECK_STR(jstr(jitem(mlrt_json_get(root, "tensors"), 0), "name"), "weight_1");
-        CHECK_STR(jstr(jitem(mlrt_json_get(root, "tensors"), 0), "dtype"), "BOOL");
-        mlrt_json_free(&in.doc);
+        CHECK_STR(jstr(jitem(mlrt__json_get(root, "tensors"), 0), "name"), "weight_1");
+        CHECK_STR(jstr(jitem(mlrt__json_get(root, "tensors"), 0), "dtype"), "BOOL");
+        mlrt__json_free(&in.doc);
     }
 }
 
@@ -1153,11 +1153,11 @@ static void test_bt_malformed(void) {
         static const char *const names[] = {"a"};
         for (int pad = 0; pad < 2; pad++) {
             inspected in;
-            const mlrt_json *root = pad ? INSPECT(BT_META_DATA(ONE_F32, 4, 0, 1, 11, 1, 1, 0, 4, 1, 1, 'a', 0, 0, 0xff, 'x'), &in)
+            const mlrt__json *root = pad ? INSPECT(BT_META_DATA(ONE_F32, 4, 0, 1, 11, 1, 1, 0, 4, 1, 1, 'a', 0, 0, 0xff, 'x'), &in)
                                         : INSPECT(BT_META_DATA(ONE_F32, 4, 0, 1, 11, 1, 1, 0, 4, 1, 1, 'a', 0, ' ', 'x', ' '), &in);
             if (!root) continue;
-            CHECK_STR(jstr(jitem(mlrt_json_get(root, "tensors"), 0), "name"), names[0]);
-            mlrt_json_free(&in.doc);
+            CHECK_STR(jstr(jitem(mlrt__json_get(root, "tensors"), 0), "name"), names[0]);
+            mlrt__json_free(&in.doc);
         }
     }
     /* the option tag */
@@ -1251,47 +1251,47 @@ static void test_bt_offsets(void) {
 
 /* ================================================================ JSON parser */
 
-static mlrt_status parse(const char *s, mlrt_json_doc *doc, mlrt_error *e) {
-    return mlrt_json_parse(exact(s, strlen(s)), strlen(s), "test", doc, e);
+static mlrt_status parse(const char *s, mlrt__json_doc *doc, mlrt_error *e) {
+    return mlrt__json_parse(exact(s, strlen(s)), strlen(s), "test", doc, e);
 }
 
 static void test_json_valid(void) {
-    mlrt_json_doc doc;
+    mlrt__json_doc doc;
     mlrt_error e;
     static const char src[] =
         " {\"a\" : [1, -2.5e+3, 0, 0.125, 1E-2, true, false, null, \"x\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\u20AC"
         "\\ud83d\\ude00\\u0000y\"],\n\t\"b\":{}, \"c\":[], \"\":{\"d\":[[[]]]}, \"\xc3\xa9\":\"\xf0\x9f\x98\x80\"}\r\n";
     CHECK_INT(parse(src, &doc, &e), MLRT_OK);
-    const mlrt_json *r = doc.root;
-    CHECK(r && r->type == MLRT_JSON_OBJECT && r->count == 5);
-    const mlrt_json *a = mlrt_json_get(r, "a");
-    CHECK(a && a->type == MLRT_JSON_ARRAY && a->count == 9);
+    const mlrt__json *r = doc.root;
+    CHECK(r && r->type == MLRT__JSON_OBJECT && r->count == 5);
+    const mlrt__json *a = mlrt__json_get(r, "a");
+    CHECK(a && a->type == MLRT__JSON_ARRAY && a->count == 9);
     static const char *const nums[] = {"1", "-2.5e+3", "0", "0.125", "1E-2"};
     for (int i = 0; i < 5; i++) {
-        const mlrt_json *v = jitem(a, (size_t)i);
-        CHECK(v && v->type == MLRT_JSON_NUMBER && v->len == strlen(nums[i]) && memcmp(v->str, nums[i], v->len) == 0);
+        const mlrt__json *v = jitem(a, (size_t)i);
+        CHECK(v && v->type == MLRT__JSON_NUMBER && v->len == strlen(nums[i]) && memcmp(v->str, nums[i], v->len) == 0);
     }
-    CHECK(jitem(a, 5) && jitem(a, 5)->type == MLRT_JSON_TRUE);
-    CHECK(jitem(a, 6) && jitem(a, 6)->type == MLRT_JSON_FALSE);
-    CHECK(jitem(a, 7) && jitem(a, 7)->type == MLRT_JSON_NULL);
-    const mlrt_json *s = jitem(a, 8);
+    CHECK(jitem(a, 5) && jitem(a, 5)->type == MLRT__JSON_TRUE);
+    CHECK(jitem(a, 6) && jitem(a, 6)->type == MLRT__JSON_FALSE);
+    CHECK(jitem(a, 7) && jitem(a, 7)->type == MLRT__JSON_NULL);
+    const mlrt__json *s = jitem(a, 8);
     static const char want[] = "x\"\\/\b\f\n\r\t\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\0y";
-    CHECK(s && s->type == MLRT_JSON_STRING && s->len == sizeof want - 1 && memcmp(s->str, want, sizeof want) == 0);
-    CHECK(mlrt_json_get(r, "b") && mlrt_json_get(r, "b")->count == 0 && mlrt_json_get(r, "b")->child == NULL);
-    CHECK(mlrt_json_get(r, "c") && mlrt_json_get(r, "c")->type == MLRT_JSON_ARRAY);
-    const mlrt_json *empty_key = mlrt_json_get(r, "");
-    CHECK(empty_key && empty_key->key_len == 0 && mlrt_json_get(empty_key, "d"));
+    CHECK(s && s->type == MLRT__JSON_STRING && s->len == sizeof want - 1 && memcmp(s->str, want, sizeof want) == 0);
+    CHECK(mlrt__json_get(r, "b") && mlrt__json_get(r, "b")->count == 0 && mlrt__json_get(r, "b")->child == NULL);
+    CHECK(mlrt__json_get(r, "c") && mlrt__json_get(r, "c")->type == MLRT__JSON_ARRAY);
+    const mlrt__json *empty_key = mlrt__json_get(r, "");
+    CHECK(empty_key && empty_key->key_len == 0 && mlrt__json_get(empty_key, "d"));
     CHECK_STR(jstr(r, "\xc3\xa9"), "\xf0\x9f\x98\x80");
-    CHECK(mlrt_json_get(r, "zz") == NULL);
-    CHECK(mlrt_json_get(a, "a") == NULL); /* not an object */
-    CHECK(mlrt_json_get(NULL, "a") == NULL);
-    mlrt_json_free(&doc);
-    mlrt_json_free(&doc); /* idempotent */
+    CHECK(mlrt__json_get(r, "zz") == NULL);
+    CHECK(mlrt__json_get(a, "a") == NULL); /* not an object */
+    CHECK(mlrt__json_get(NULL, "a") == NULL);
+    mlrt__json_free(&doc);
+    mlrt__json_free(&doc); /* idempotent */
     /* any value at the top level */
     static const char *const scalars[] = {"1", "-0", "\"s\"", "null", " true ", "[]", "{}", "0e0", "-0.0E+00"};
     for (size_t i = 0; i < LEN(scalars); i++) {
         CHECK_INT(parse(scalars[i], &doc, &e), MLRT_OK);
-        mlrt_json_free(&doc);
+        mlrt__json_free(&doc);
     }
     /* upper- and lower-case hex, escaped NUL in keys */
     CHECK_INT(parse("{\"\\u00E9\\u00e9\":1,\"k\\u0000\":2,\"k\":3}", &doc, &e), MLRT_OK);
@@ -1300,29 +1300,29 @@ static void test_json_valid(void) {
         CHECK_INT(doc.root->child->next->key_len, 2);
         CHECK_INT(jint(doc.root, "k"), 3);
     }
-    mlrt_json_free(&doc);
+    mlrt__json_free(&doc);
     /* many keys: duplicates found anywhere among them */
     bytes big = {0};
     put_str(&big, "{");
     for (int i = 0; i < 3000; i++) put_fmt(&big, "%s\"k%d\":%d", i ? "," : "", i, i);
     put_str(&big, ",\"k1234\":0}");
     big = done(big);
-    CHECK_INT(mlrt_json_parse(exact(big.p, big.n), big.n, "test", &doc, &e), MLRT_ERR_DUPLICATE_KEY);
+    CHECK_INT(mlrt__json_parse(exact(big.p, big.n), big.n, "test", &doc, &e), MLRT_ERR_DUPLICATE_KEY);
     CHECK_CONTAINS(e.message, "test: duplicate key 'k1234'");
     bytes good = {0};
     put(&good, big.p, big.n - strlen(",\"k1234\":0}"));
     put_str(&good, "}");
     good = done(good);
-    CHECK_INT(mlrt_json_parse(exact(good.p, good.n), good.n, "test", &doc, &e), MLRT_OK);
+    CHECK_INT(mlrt__json_parse(exact(good.p, good.n), good.n, "test", &doc, &e), MLRT_OK);
     if (doc.root) {
         CHECK_INT(doc.root->count, 3000);
         CHECK_INT(jint(doc.root, "k2999"), 2999);
     }
-    mlrt_json_free(&doc);
+    mlrt__json_free(&doc);
 }
 
 static void test_json_invalid(void) {
-    mlrt_json_doc doc;
+    mlrt__json_doc doc;
     mlrt_error e;
     static const char *const bad[] = {"", " ", "{", "}", "[", "]", "[1,]", "{\"a\"}", "{\"a\":}", "\"abc", "01",
                                       "1.", "-", "--1", "1e+", "nan", "NaN", "[Infinity]", "'a'", "[1 2]", "{}}",
@@ -1348,43 +1348,43 @@ static void test_json_invalid(void) {
         mlrt_status st = parse(s, &doc, &e);
         CHECK_INT(st, depth <= 64 ? MLRT_OK : MLRT_ERR_INVALID_JSON);
         if (st) CHECK_CONTAINS(e.message, "nesting too deep");
-        mlrt_json_free(&doc);
+        mlrt__json_free(&doc);
     }
     /* a very deep document is refused without recursing through it */
     size_t n = 100000;
     char *deep = tmalloc(n + 1);
     memset(deep, '[', n);
-    CHECK_INT(mlrt_json_parse((const uint8_t *)deep, n, "test", &doc, &e), MLRT_ERR_INVALID_JSON);
+    CHECK_INT(mlrt__json_parse((const uint8_t *)deep, n, "test", &doc, &e), MLRT_ERR_INVALID_JSON);
     CHECK_INT(parse("[1]", &doc, NULL), MLRT_OK); /* err may be NULL */
-    mlrt_json_free(&doc);
+    mlrt__json_free(&doc);
     CHECK_INT(parse("[1", &doc, NULL), MLRT_ERR_INVALID_JSON);
 }
 
 static void test_json_u64(void) {
-    mlrt_json_doc doc;
+    mlrt__json_doc doc;
     mlrt_error e;
     CHECK_INT(parse("[0, 18446744073709551615, 18446744073709551616, -1, 1.0, 1e3, -0, 99999999999999999999, "
                     "\"1\", 42, 10E0]", &doc, &e), MLRT_OK);
     if (!doc.root) return;
     uint64_t v = 12345;
-    CHECK(mlrt_json_u64(jitem(doc.root, 0), &v) && v == 0);
-    CHECK(mlrt_json_u64(jitem(doc.root, 1), &v) && v == UINT64_MAX);
+    CHECK(mlrt__json_u64(jitem(doc.root, 0), &v) && v == 0);
+    CHECK(mlrt__json_u64(jitem(doc.root, 1), &v) && v == UINT64_MAX);
     v = 7;
-    CHECK(!mlrt_json_u64(jitem(doc.root, 2), &v));
+    CHECK(!mlrt__json_u64(jitem(doc.root, 2), &v));
     CHECK(v == 7); /* untouched on failure */
-    CHECK(!mlrt_json_u64(jitem(doc.root, 3), &v));
-    CHECK(!mlrt_json_u64(jitem(doc.root, 4), &v));
-    CHECK(!mlrt_json_u64(jitem(doc.root, 5), &v));
-    CHECK(!mlrt_json_u64(jitem(doc.root, 6), &v));
-    CHECK(!mlrt_json_u64(jitem(doc.root, 7), &v));
-    CHECK(!mlrt_json_u64(jitem(doc.root, 8), &v)); /* a string */
-    CHECK(mlrt_json_u64(jitem(doc.root, 9), &v) && v == 42);
-    CHECK(!mlrt_json_u64(jitem(doc.root, 10), &v));
-    CHECK(!mlrt_json_u64(NULL, &v));
-    CHECK(!mlrt_json_u64(doc.root, &v)); /* an array */
-    mlrt_json_free(&doc);
-    CHECK_STR(mlrt_json_type_name(MLRT_JSON_OBJECT), "object");
-    CHECK_STR(mlrt_json_type_name(MLRT_JSON_NUMBER), "number");
+    CHECK(!mlrt__json_u64(jitem(doc.root, 3), &v));
+    CHECK(!mlrt__json_u64(jitem(doc.root, 4), &v));
+    CHECK(!mlrt__json_u64(jitem(doc.root, 5), &v));
+    CHECK(!mlrt__json_u64(jitem(doc.root, 6), &v));
+    CHECK(!mlrt__json_u64(jitem(doc.root, 7), &v));
+    CHECK(!mlrt__json_u64(jitem(doc.root, 8), &v)); /* a string */
+    CHECK(mlrt__json_u64(jitem(doc.root, 9), &v) && v == 42);
+    CHECK(!mlrt__json_u64(jitem(doc.root, 10), &v));
+    CHECK(!mlrt__json_u64(NULL, &v));
+    CHECK(!mlrt__json_u64(doc.root, &v)); /* an array */
+    mlrt__json_free(&doc);
+    CHECK_STR(mlrt__json_type_name(MLRT__JSON_OBJECT), "object");
+    CHECK_STR(mlrt__json_type_name(MLRT__JSON_NUMBER), "number");
 }
 
 /* ============================================================ batch vs single */

@@ -34,37 +34,37 @@ static void test_pb_vectors(void) {
         {{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 10, UINT64_MAX - 1, MLRT_OK}, /* int64 -2 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        mlrt_pb pb = mlrt_pb_open(exact(cases[i].b, cases[i].n), cases[i].n, "t");
+        mlrt__pb pb = mlrt__pb_open(exact(cases[i].b, cases[i].n), cases[i].n, "t");
         uint64_t v = 0;
         mlrt_error e;
-        mlrt_status st = mlrt_pb_varint(&pb, &v, &e);
+        mlrt_status st = mlrt__pb_varint(&pb, &v, &e);
         CHECK_INT(st, cases[i].st);
         if (!st) CHECK(v == cases[i].v);
     }
     /* keys: field 0, groups and wire types 6/7 are refused; the rest pass */
     static const uint8_t bad_keys[][1] = {{0x00}, {0x0b}, {0x0c}, {0x0e}, {0x0f}};
     for (size_t i = 0; i < 5; i++) {
-        mlrt_pb pb = mlrt_pb_open(exact(bad_keys[i], 1), 1, "t");
+        mlrt__pb pb = mlrt__pb_open(exact(bad_keys[i], 1), 1, "t");
         uint32_t f, w;
         mlrt_error e;
-        CHECK_INT(mlrt_pb_next(&pb, &f, &w, &e), -1);
+        CHECK_INT(mlrt__pb_next(&pb, &f, &w, &e), -1);
         CHECK_INT(e.code, MLRT_ERR_BAD_HEADER);
     }
     /* a fixed32, a fixed64 and a string bounded by their message */
     static const uint8_t msg[] = {0x0d, 1, 2, 3, 4, 0x11, 1, 0, 0, 0, 0, 0, 0, 0, 0x1a, 0x02, 'h', 'i', 0x22, 0x05, 'x'};
-    mlrt_pb pb = mlrt_pb_open(exact(msg, sizeof msg), sizeof msg, "t");
+    mlrt__pb pb = mlrt__pb_open(exact(msg, sizeof msg), sizeof msg, "t");
     uint32_t f, w, u32;
     uint64_t u64;
     const uint8_t *d;
     size_t n;
     mlrt_error e;
-    CHECK_INT(mlrt_pb_next(&pb, &f, &w, &e), 1); CHECK_INT(f, 1); CHECK_INT(w, MLRT_PB_I32);
-    CHECK_INT(mlrt_pb_fixed32(&pb, &u32, &e), MLRT_OK); CHECK(u32 == 0x04030201u);
-    CHECK_INT(mlrt_pb_next(&pb, &f, &w, &e), 1); CHECK_INT(mlrt_pb_fixed64(&pb, &u64, &e), MLRT_OK); CHECK(u64 == 1);
-    CHECK_INT(mlrt_pb_next(&pb, &f, &w, &e), 1); CHECK_INT(mlrt_pb_bytes(&pb, &d, &n, &e), MLRT_OK);
+    CHECK_INT(mlrt__pb_next(&pb, &f, &w, &e), 1); CHECK_INT(f, 1); CHECK_INT(w, MLRT__PB_I32);
+    CHECK_INT(mlrt__pb_fixed32(&pb, &u32, &e), MLRT_OK); CHECK(u32 == 0x04030201u);
+    CHECK_INT(mlrt__pb_next(&pb, &f, &w, &e), 1); CHECK_INT(mlrt__pb_fixed64(&pb, &u64, &e), MLRT_OK); CHECK(u64 == 1);
+    CHECK_INT(mlrt__pb_next(&pb, &f, &w, &e), 1); CHECK_INT(mlrt__pb_bytes(&pb, &d, &n, &e), MLRT_OK);
     CHECK(n == 2 && d[0] == 'h');
-    CHECK_INT(mlrt_pb_next(&pb, &f, &w, &e), 1); CHECK_INT(f, 4);
-    CHECK_INT(mlrt_pb_bytes(&pb, &d, &n, &e), MLRT_ERR_TRUNCATED);
+    CHECK_INT(mlrt__pb_next(&pb, &f, &w, &e), 1); CHECK_INT(f, 4);
+    CHECK_INT(mlrt__pb_bytes(&pb, &d, &n, &e), MLRT_ERR_TRUNCATED);
     CHECK_CONTAINS(e.message, "declares 5 bytes but its message has 1 left");
 }
 
@@ -77,21 +77,21 @@ static void test_pb_depth_limit(void) {
         inner = outer;
     }
     keep(inner.p);
-    mlrt_pb pb = mlrt_pb_open(exact(inner.p, inner.n), inner.n, "t");
+    mlrt__pb pb = mlrt__pb_open(exact(inner.p, inner.n), inner.n, "t");
     mlrt_error e;
     mlrt_status st = MLRT_OK;
     int depth = 0;
     for (;;) {
         uint32_t f, w;
-        if (mlrt_pb_next(&pb, &f, &w, &e) != 1) break;
-        mlrt_pb child;
-        st = mlrt_pb_message(&pb, &child, &e);
+        if (mlrt__pb_next(&pb, &f, &w, &e) != 1) break;
+        mlrt__pb child;
+        st = mlrt__pb_message(&pb, &child, &e);
         if (st) break;
         pb = child;
         depth++;
     }
     CHECK_INT(st, MLRT_ERR_BAD_HEADER);
-    CHECK_INT(depth, MLRT_PB_MAX_DEPTH - 1);
+    CHECK_INT(depth, MLRT__PB_MAX_DEPTH - 1);
     CHECK_CONTAINS(e.message, "nest deeper than 32");
 }
 

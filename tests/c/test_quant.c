@@ -80,24 +80,24 @@ static float t_deq(mlrt_dtype dt, const uint8_t *t, size_t e) {
 
 /* ------------------------------------------------------------ one layer against the reference */
 
-/* Packs tensor (dt, [out][in]) into a layer with a random bias, checks mlrt_quant_weight returns
- * every weight exactly, runs the rows of x through mlrt_quant_forward and compares each output with
+/* Packs tensor (dt, [out][in]) into a layer with a random bias, checks mlrt__quant_weight returns
+ * every weight exactly, runs the rows of x through mlrt__quant_forward and compares each output with
  * a double reference: the dequantized weights applied to the dequantized int16 activations
  * (xq = rint(x * 32767 / max|x|)) — and, within the activation rounding, to x itself. */
 static void check_layer_at(const char *file, int line, mlrt_dtype dt, const uint8_t *tensor, uint32_t in, uint32_t out,
                            const float *x, size_t rows) {
-    mlrt_dense d = {0};
+    mlrt__dense d = {0};
     d.in = in, d.out = out, d.out_padded = (out + 7) / 8 * 8, d.act = MLRT_ACT_IDENTITY;
     d.b = tmalloc(d.out_padded * sizeof(float));
     for (size_t o = 0; o < d.out_padded; o++) d.b[o] = o < out ? rng_float(-1, 1) : 0;
     mlrt_error e = {0};
-    mlrt_status st = mlrt_quant_pack(&d, tensor, dt, "test", "w", &e);
+    mlrt_status st = mlrt__quant_pack(&d, tensor, dt, "test", "w", &e);
     check_at(st == MLRT_OK, file, line, "pack %s [%u, %u]: %s", mlrt_dtype_name(dt), out, in, e.message);
     if (st) { free(d.q), free(d.qscale); return; }
     int bad_weights = 0;
     for (size_t o = 0; o < out; o++)
         for (size_t i = 0; i < in; i++) {
-            float a = mlrt_quant_weight(&d, o, i), b = t_deq(dt, tensor, o * in + i);
+            float a = mlrt__quant_weight(&d, o, i), b = t_deq(dt, tensor, o * in + i);
             bad_weights += memcmp(&a, &b, 4) != 0;
         }
     check_at(bad_weights == 0, file, line, "%s [%u, %u]: %d weights differ from q * scale", mlrt_dtype_name(dt), out, in,
@@ -106,7 +106,7 @@ static void check_layer_at(const char *file, int line, mlrt_dtype dt, const uint
     int32_t *xsum = tmalloc((d.in_q / 4 + 1) * sizeof *xsum);
     uint32_t *nz = tmalloc((d.in_q + 2) * sizeof *nz);
     float *y = tmalloc(rows * out * sizeof(float));
-    mlrt_quant_forward(&d, x, in, y, out, rows, 0, out, xq, xsum, nz);
+    mlrt__quant_forward(&d, x, in, y, out, rows, 0, out, xq, xsum, nz);
     double worst = 0, worst_x = 0;
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * in;
@@ -164,21 +164,21 @@ static void test_quant_kernels_odd_shapes(void) {
 
 static void test_quant_layouts_and_groups(void) {
     rng_seed(77);
-    struct { uint32_t in; mlrt_wq wq; uint32_t group; } q4[] = {
-        {1, MLRT_WQ_Q4_ROWS, 32}, {2, MLRT_WQ_Q4_ROWS, 32}, {17, MLRT_WQ_Q4_ROWS, 32}, {4, MLRT_WQ_Q4, 4},
-        {12, MLRT_WQ_Q4, 4},     {24, MLRT_WQ_Q4, 8},      {48, MLRT_WQ_Q4, 16},     {784, MLRT_WQ_Q4, 16},
-        {64, MLRT_WQ_Q4, 32},
+    struct { uint32_t in; mlrt__wq wq; uint32_t group; } q4[] = {
+        {1, MLRT__WQ_Q4_ROWS, 32}, {2, MLRT__WQ_Q4_ROWS, 32}, {17, MLRT__WQ_Q4_ROWS, 32}, {4, MLRT__WQ_Q4, 4},
+        {12, MLRT__WQ_Q4, 4},     {24, MLRT__WQ_Q4, 8},      {48, MLRT__WQ_Q4, 16},     {784, MLRT__WQ_Q4, 16},
+        {64, MLRT__WQ_Q4, 32},
     };
     for (size_t k = 0; k < LEN(q4); k++) {
-        mlrt_dense d = {0};
+        mlrt__dense d = {0};
         d.in = q4[k].in, d.out = 9, d.out_padded = 16;
         float *w = t_weights((size_t)d.in * 9);
         mlrt_error e;
-        CHECK_INT(mlrt_quant_pack(&d, t_enc_q4(w, (size_t)d.in * 9), MLRT_APR_Q4, "test", "w", &e), MLRT_OK);
+        CHECK_INT(mlrt__quant_pack(&d, t_enc_q4(w, (size_t)d.in * 9), MLRT_APR_Q4, "test", "w", &e), MLRT_OK);
         CHECK_INT(d.wq, q4[k].wq);
         CHECK_INT(d.group, q4[k].group);
         size_t blocks = ((size_t)d.in * 9 + 31) / 32;
-        if (d.wq == MLRT_WQ_Q4) CHECK_INT(d.q_bytes + d.qscale_bytes, 16 * d.in / 2 + 16 * (d.in / d.group) * 4);
+        if (d.wq == MLRT__WQ_Q4) CHECK_INT(d.q_bytes + d.qscale_bytes, 16 * d.in / 2 + 16 * (d.in / d.group) * 4);
         else CHECK_INT(d.q_bytes + d.qscale_bytes, blocks * 16 + blocks * 4);
         free(d.q), free(d.qscale);
     }

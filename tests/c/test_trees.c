@@ -127,8 +127,8 @@ static void test_trees_spec_vectors(void) {
     /* NgramLm: inspected, not run */
     APR_FAILS(V1(0x0010, from_hex(NGRAM)), MLRT_ERR_UNSUPPORTED_MODEL_TYPE, "can inspect it but not run it");
     inspected ins;
-    const mlrt_json *root = INSPECT(V1(0x0010, from_hex(NGRAM)), &ins);
-    const mlrt_json *ng = root ? mlrt_json_get(root, "ngram") : NULL;
+    const mlrt__json *root = INSPECT(V1(0x0010, from_hex(NGRAM)), &ins);
+    const mlrt__json *ng = root ? mlrt__json_get(root, "ngram") : NULL;
     CHECK(ng != NULL);
     if (ng) {
         CHECK_INT(jint(ng, "n"), 3);
@@ -136,7 +136,7 @@ static void test_trees_spec_vectors(void) {
         CHECK_INT(jint(ng, "commands"), 1);
         CHECK_INT(jint(ng, "totalCommands"), 2);
     }
-    if (root) mlrt_json_free(&ins.doc);
+    if (root) mlrt__json_free(&ins.doc);
     /* types aprender cannot write */
     static const uint16_t never[] = {0x0005, 0x0007, 0x0008, 0x0009, 0x000A, 0x0011, 0x0012};
     for (size_t i = 0; i < LEN(never); i++)
@@ -178,9 +178,9 @@ static void test_trees_deep_and_classes(void) {
     float x[5] = {-1, -1, -1, -1, -1}, h[5] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
     CHECK_INT(label_of(m, x), 7);
     CHECK_INT(label_of(m, h), 3);
-    /* the limit: MLRT_MAX_TREE_DEPTH levels load, one more is refused, 100,000 is refused cleanly */
-    CHECK(LOAD_OK(V1(0x0003, chain_tree(MLRT_MAX_TREE_DEPTH, true, 3))) != NULL);
-    APR_FAILS(V1(0x0003, chain_tree(MLRT_MAX_TREE_DEPTH + 1, true, 3)), MLRT_ERR_BAD_PAYLOAD, "deeper than 4096 levels");
+    /* the limit: MLRT__MAX_TREE_DEPTH levels load, one more is refused, 100,000 is refused cleanly */
+    CHECK(LOAD_OK(V1(0x0003, chain_tree(MLRT__MAX_TREE_DEPTH, true, 3))) != NULL);
+    APR_FAILS(V1(0x0003, chain_tree(MLRT__MAX_TREE_DEPTH + 1, true, 3)), MLRT_ERR_BAD_PAYLOAD, "deeper than 4096 levels");
     APR_FAILS(V1(0x0003, chain_tree(100000, false, 3)), MLRT_ERR_BAD_PAYLOAD, "deeper than 4096 levels");
     /* batch = single, for a random bushy tree */
     bytes b = {0};

@@ -1,4 +1,4 @@
-/* fuzz_apr_v1.c — libFuzzer target for .apr v1 ("APRN"): mlrt_read_apr_v1, mlrt_apr_v1_model, and
+/* fuzz_apr_v1.c — libFuzzer target for .apr v1 ("APRN"): mlrt__read_apr_v1, mlrt__apr_v1_model, and
  * the public load (with and without expect) and inspect.
  * Almost every mutation breaks the CRC, so each input also runs once more as "APRN" + its bytes
  * after the magic with the trailer recomputed: that copy reaches the header checks, the
@@ -14,7 +14,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_container(const mlrt_apr_v1 *f) {
+static void check_container(const mlrt__apr_v1 *f) {
     FUZZ_ASSERT(f->ts.format == MLRT_FORMAT_APR && f->ts.count == 0, "tensorset");
     fuzz_check_json_output(f->ts.meta_json);
     size_t n = strlen(f->ts.extra_json);
@@ -25,13 +25,13 @@ static void check_container(const mlrt_apr_v1 *f) {
     memcpy(wrapped + 1 + n, "}", 2);
     fuzz_check_json_output(wrapped);
     free(wrapped);
-    FUZZ_ASSERT(mlrt_apr_type_name(f->type) && f->compression <= 3 && !(f->flags & 0x80), "header fields");
+    FUZZ_ASSERT(mlrt__apr_type_name(f->type) && f->compression <= 3 && !(f->flags & 0x80), "header fields");
 }
 
 static void run(const uint8_t *data, size_t size) {
     mlrt_error e, e2;
-    mlrt_apr_v1 f;
-    mlrt_status st = mlrt_read_apr_v1(data, size, 0, &f, &e);
+    mlrt__apr_v1 f;
+    mlrt_status st = mlrt__read_apr_v1(data, size, 0, &f, &e);
     bool aprn = size >= 4 && memcmp(data, "APRN", 4) == 0; /* what load/inspect send here */
     if (st) {
         fuzz_check_error(st, &e);
@@ -42,7 +42,7 @@ static void run(const uint8_t *data, size_t size) {
     }
     FUZZ_ASSERT(aprn, "accepted without the APRN magic");
     check_container(&f);
-    mlrt_model *m = mlrt_apr_v1_model(&f, &e);
+    mlrt_model *m = mlrt__apr_v1_model(&f, &e);
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
         FUZZ_ASSERT(mlrt_model_format(m) == MLRT_FORMAT_APR, "format");
@@ -57,7 +57,7 @@ static void run(const uint8_t *data, size_t size) {
     }
     mlrt_free(m2);
     /* expect: the header's type is transparent, another is refused before the payload */
-    mlrt_load_options same = {mlrt_apr_type_name(f.type), MLRT_LAYOUT_AUTO},
+    mlrt_load_options same = {mlrt__apr_type_name(f.type), MLRT_LAYOUT_AUTO},
                       other = {f.type == 1 ? "KMeans" : "LinearRegression", MLRT_LAYOUT_AUTO};
     m2 = mlrt_load_from_bytes_ex(data, size, &same, &e2);
     FUZZ_ASSERT((m2 != NULL) == (m != NULL) && (m || e2.code == e.code), "expect %s changed the result", same.expect);
@@ -71,19 +71,19 @@ static void run(const uint8_t *data, size_t size) {
     FUZZ_ASSERT((strstr(js, "\"notAModel\":") != NULL) == (m == NULL), "notAModel disagrees with the model");
     mlrt_string_free(js);
     mlrt_free(m);
-    mlrt_tensorset_free(&f.ts);
+    mlrt__tensorset_free(&f.ts);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
-    if (size >= 32 && data[20] >= 1 && data[20] <= 3 && mlrt_rd_u32(data + 16) > (16u << 20)) return 0;
+    if (size >= 32 && data[20] >= 1 && data[20] <= 3 && mlrt__rd_u32(data + 16) > (16u << 20)) return 0;
     run(data, size);
     if (size < 36) return 0;
     uint8_t *c = malloc(size);
     FUZZ_ASSERT(c, "oom");
     memcpy(c, data, size);
     memcpy(c, "APRN", 4);
-    uint32_t crc = mlrt_crc32(c, size - 4);
+    uint32_t crc = mlrt__crc32(c, size - 4);
     for (int i = 0; i < 4; i++) c[size - 4 + i] = (uint8_t)(crc >> (8 * i));
     run(c, size);
     free(c);

@@ -1,4 +1,4 @@
-/* fuzz_apr_v2.c — libFuzzer target for .apr v2 ("APR\0", "APR2"): mlrt_read_apr_v2, model
+/* fuzz_apr_v2.c — libFuzzer target for .apr v2 ("APR\0", "APR2"): mlrt__read_apr_v2, model
  * recognition, the public load and inspect.
  * Almost every mutation breaks a checksum, so each input also runs once more with both checksums
  * recomputed (and "APR\0" forced in front unless it says "APR2"): that copy reaches the header,
@@ -14,18 +14,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_tensorset(const mlrt_tensorset *ts, size_t size) {
+static void check_tensorset(const mlrt__tensorset *ts, size_t size) {
     FUZZ_ASSERT(ts->format == MLRT_FORMAT_APR && ts->data_begin % 64 == 0 && ts->data_begin <= size - 4, "data_begin %zu",
                 ts->data_begin);
     size_t data_len = size - 4 - ts->data_begin, prev_end = 0;
     for (size_t i = 0; i < ts->count; i++) {
-        const mlrt_tensor *t = &ts->tensors[i];
+        const mlrt__tensor *t = &ts->tensors[i];
         FUZZ_ASSERT(t->name && t->name_len > 0 && strlen(t->name) == t->name_len, "tensor %zu name", i);
-        FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)t->name, t->name_len), "tensor %zu name not UTF-8", i);
-        FUZZ_ASSERT((unsigned)t->dtype < MLRT_DTYPE_COUNT_ && t->rank <= MLRT_MAX_RANK, "dtype/rank");
+        FUZZ_ASSERT(mlrt__utf8_valid((const uint8_t *)t->name, t->name_len), "tensor %zu name not UTF-8", i);
+        FUZZ_ASSERT((unsigned)t->dtype < MLRT_DTYPE_COUNT_ && t->rank <= MLRT__MAX_RANK, "dtype/rank");
         uint64_t count = 1, bytes;
-        for (uint32_t d = 0; d < t->rank; d++) FUZZ_ASSERT(mlrt_mul_u64(count, t->shape[d], &count), "overflow");
-        FUZZ_ASSERT(count == t->count && mlrt_dtype_bytes(t->dtype, count, &bytes), "count");
+        for (uint32_t d = 0; d < t->rank; d++) FUZZ_ASSERT(mlrt__mul_u64(count, t->shape[d], &count), "overflow");
+        FUZZ_ASSERT(count == t->count && mlrt__dtype_bytes(t->dtype, count, &bytes), "count");
         FUZZ_ASSERT(t->begin % 64 == 0 && t->end >= t->begin && t->end <= data_len, "'%s' [%zu, %zu) of %zu", t->name,
                     t->begin, t->end, data_len);
         FUZZ_ASSERT((uint64_t)(t->end - t->begin) == bytes, "'%s' size", t->name);
@@ -34,18 +34,18 @@ static void check_tensorset(const mlrt_tensorset *ts, size_t size) {
     }
     fuzz_check_json_output(ts->meta_json);
     for (size_t i = 0; i < ts->meta_count; i++)
-        FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)ts->meta[i].key, ts->meta[i].key_len) &&
-                        mlrt_utf8_valid((const uint8_t *)ts->meta[i].value, ts->meta[i].value_len),
+        FUZZ_ASSERT(mlrt__utf8_valid((const uint8_t *)ts->meta[i].key, ts->meta[i].key_len) &&
+                        mlrt__utf8_valid((const uint8_t *)ts->meta[i].value, ts->meta[i].value_len),
                     "metadata %zu not UTF-8", i);
 }
 
 static void run(const uint8_t *data, size_t size) {
     mlrt_error e, e2;
-    mlrt_tensorset ts;
-    mlrt_status st = mlrt_read_apr_v2(data, size, &ts, &e);
+    mlrt__tensorset ts;
+    mlrt_status st = mlrt__read_apr_v2(data, size, &ts, &e);
     /* what load/inspect send here: "APR\0" + four zero bytes may begin a SafeTensors file instead */
     bool v2 = size >= 4 && (memcmp(data, "APR2", 4) == 0 ||
-                            (memcmp(data, "APR\0", 4) == 0 && (size < 8 || mlrt_rd_u32(data + 4) != 0)));
+                            (memcmp(data, "APR\0", 4) == 0 && (size < 8 || mlrt__rd_u32(data + 4) != 0)));
     if (st) {
         fuzz_check_error(st, &e);
         FUZZ_ASSERT(strncmp(e.message, "apr: ", 5) == 0 || st == MLRT_ERR_OUT_OF_MEMORY, "message: %s", e.message);
@@ -55,7 +55,7 @@ static void run(const uint8_t *data, size_t size) {
     }
     FUZZ_ASSERT(v2, "accepted without the magic");
     check_tensorset(&ts, size);
-    mlrt_model *m = mlrt_model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
+    mlrt_model *m = mlrt__model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
         fuzz_exercise_model(m);
@@ -69,7 +69,7 @@ static void run(const uint8_t *data, size_t size) {
     mlrt_free(m);
     mlrt_free(m2);
     fuzz_check_inspect_ok(data, size, "apr");
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -80,9 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(c, "oom");
     memcpy(c, data, size);
     if (memcmp(c, "APR2", 4) != 0) memcpy(c, "APR\0", 4);
-    uint32_t h = mlrt_crc32_update(mlrt_crc32(c, 40), c + 44, 20);
+    uint32_t h = mlrt__crc32_update(mlrt__crc32(c, 40), c + 44, 20);
     for (int i = 0; i < 4; i++) c[40 + i] = (uint8_t)(h >> (8 * i));
-    uint32_t crc = mlrt_crc32(c, size - 4);
+    uint32_t crc = mlrt__crc32(c, size - 4);
     for (int i = 0; i < 4; i++) c[size - 4 + i] = (uint8_t)(crc >> (8 * i));
     run(c, size);
     free(c);

@@ -1,4 +1,4 @@
-/* fuzz_bin.c — libFuzzer target for the raw .bin MLP reader (mlrt_load_bin).
+/* fuzz_bin.c — libFuzzer target for the raw .bin MLP reader (mlrt__load_bin).
  * Oracles (fuzz_common.h): refusals are well-formed; a loaded model is consistent, predicts
  * like a double forward pass, batch == single; format detection and inspect agree that the
  * bytes are a .bin file. */
@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
     mlrt_error e;
-    mlrt_model *m = mlrt_load_bin(data, size, &e);
+    mlrt_model *m = mlrt__load_bin(data, size, &e);
     if (!m) {
         fuzz_check_error(e.code, &e);
         FUZZ_ASSERT(strncmp(e.message, "bin: ", 5) == 0 || e.code == MLRT_ERR_NON_FINITE ||

@@ -1,5 +1,5 @@
 /* fuzz_bintensors.c — libFuzzer target for the BinTensors reader (both layouts), model recognition and
- * inspect: mlrt_read_bintensors, then mlrt_model_from_tensors, then mlrt_inspect.
+ * inspect: mlrt__read_bintensors, then mlrt__model_from_tensors, then mlrt_inspect.
  * Oracles (fuzz_common.h): refusals are well-formed; an accepted file tiles its data exactly;
  * recognition fails only with model-level statuses; a model runs correctly; the public entry
  * point and inspect agree with the reader. */
@@ -10,15 +10,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
     mlrt_error e;
-    mlrt_tensorset ts;
-    mlrt_status st = mlrt_read_bintensors(data, size, &ts, &e);
+    mlrt__tensorset ts;
+    mlrt_status st = mlrt__read_bintensors(data, size, &ts, &e);
     if (st) {
         fuzz_check_error(st, &e);
         FUZZ_ASSERT(strncmp(e.message, "bintensors: ", 12) == 0 || st == MLRT_ERR_OUT_OF_MEMORY,
                     "message without the format: %s", e.message);
         FUZZ_ASSERT(ts.count == 0 && ts.tensors == NULL && ts.meta == NULL, "tensorset not cleared");
         /* the public entry point refuses what the reader refuses (when it reads it as BinTensors) */
-        if (size >= 9 && data[8] <= 1 && mlrt_rd_u64(data) <= size - 8 && !mlrt_onnx_sniff(data, size)) {
+        if (size >= 9 && data[8] <= 1 && mlrt__rd_u64(data) <= size - 8 && !mlrt__onnx_sniff(data, size)) {
             mlrt_error e2;
             mlrt_model *m = mlrt_load_from_bytes(data, size, &e2);
             FUZZ_ASSERT(m == NULL && e2.code == st, "reader %s but load %s", mlrt_status_name(st),
@@ -30,10 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     FUZZ_ASSERT(ts.format == MLRT_FORMAT_BINTENSORS, "format");
-    FUZZ_ASSERT(size >= 9 && data[8] <= 1 && mlrt_rd_u64(data) <= size - 8, "accepted a metadata option tag other than 0 or 1");
+    FUZZ_ASSERT(size >= 9 && data[8] <= 1 && mlrt__rd_u64(data) <= size - 8, "accepted a metadata option tag other than 0 or 1");
     fuzz_check_tensorset(&ts, size);
 
-    mlrt_model *m = mlrt_model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
+    mlrt_model *m = mlrt__model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
     mlrt_error e2;
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
@@ -51,6 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mlrt_free(m);
     mlrt_free(m2);
     fuzz_check_inspect_ok(data, size, "bintensors");
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
     return 0;
 }

@@ -9,12 +9,12 @@
  *    and they are finite whenever the weights cannot overflow float (a bound computed here);
  *  - a validated tensor set tiles the data section exactly, as the readers promise.
  * Any violation aborts, which libFuzzer reports as a crash with a reproducer. */
-#ifndef MLRT_FUZZ_COMMON_H
-#define MLRT_FUZZ_COMMON_H
+#ifndef MLRT__FUZZ_COMMON_H
+#define MLRT__FUZZ_COMMON_H
 
 #include "internal.h"
 #include "codecs/json.h"
-#include "model/graph.h" /* mlrt_onnx_sniff: detection tries ONNX before the tensor formats */
+#include "model/graph.h" /* mlrt__onnx_sniff: detection tries ONNX before the tensor formats */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ static void fuzz_check_error(mlrt_status st, const mlrt_error *e) {
     FUZZ_ASSERT(e->code == st, "err.code %d but returned %d", (int)e->code, (int)st);
     size_t len = strnlen(e->message, MLRT_ERROR_MESSAGE_MAX);
     FUZZ_ASSERT(len > 0 && len < MLRT_ERROR_MESSAGE_MAX, "message length %zu", len);
-    FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)e->message, len), "message not UTF-8: %s", e->message);
+    FUZZ_ASSERT(mlrt__utf8_valid((const uint8_t *)e->message, len), "message not UTF-8: %s", e->message);
     for (size_t i = 0; i < len; i++)
         FUZZ_ASSERT((unsigned char)e->message[i] >= 0x20 && e->message[i] != 0x7f, "control byte in message: %s",
                     e->message);
@@ -59,28 +59,28 @@ static void fuzz_check_refused_alike(const uint8_t *data, size_t size, mlrt_stat
 
 static void fuzz_check_json_output(const char *s) {
     FUZZ_ASSERT(s != NULL, "no JSON");
-    mlrt_json_doc doc;
+    mlrt__json_doc doc;
     mlrt_error e;
-    mlrt_status st = mlrt_json_parse((const uint8_t *)s, strlen(s), "output", &doc, &e);
+    mlrt_status st = mlrt__json_parse((const uint8_t *)s, strlen(s), "output", &doc, &e);
     FUZZ_ASSERT(st == MLRT_OK, "mlrt's own JSON output does not parse (%s): %.400s", e.message, s);
-    FUZZ_ASSERT(doc.root->type == MLRT_JSON_OBJECT, "JSON output is not an object");
-    mlrt_json_free(&doc);
+    FUZZ_ASSERT(doc.root->type == MLRT__JSON_OBJECT, "JSON output is not an object");
+    mlrt__json_free(&doc);
 }
 
-/* The invariants mlrt_read_safetensors / mlrt_read_bintensors promise on success. */
-static void fuzz_check_tensorset(const mlrt_tensorset *ts, size_t file_size) {
+/* The invariants mlrt__read_safetensors / mlrt__read_bintensors promise on success. */
+static void fuzz_check_tensorset(const mlrt__tensorset *ts, size_t file_size) {
     FUZZ_ASSERT(ts->data_begin >= 8 && ts->data_begin <= file_size, "data_begin %zu of %zu", ts->data_begin,
                 file_size);
     size_t data_len = file_size - ts->data_begin, pos = 0;
-    FUZZ_ASSERT(ts->count <= MLRT_MAX_TENSORS, "%zu tensors", ts->count);
+    FUZZ_ASSERT(ts->count <= MLRT__MAX_TENSORS, "%zu tensors", ts->count);
     for (size_t i = 0; i < ts->count; i++) {
-        const mlrt_tensor *t = &ts->tensors[i];
+        const mlrt__tensor *t = &ts->tensors[i];
         FUZZ_ASSERT(t->name && t->name_len > 0 && strlen(t->name) == t->name_len, "tensor %zu name", i);
-        FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)t->name, t->name_len), "tensor %zu name not UTF-8", i);
+        FUZZ_ASSERT(mlrt__utf8_valid((const uint8_t *)t->name, t->name_len), "tensor %zu name not UTF-8", i);
         FUZZ_ASSERT((unsigned)t->dtype < MLRT_DTYPE_COUNT_, "dtype %d", (int)t->dtype);
-        FUZZ_ASSERT(t->rank <= MLRT_MAX_RANK, "rank %u", t->rank);
+        FUZZ_ASSERT(t->rank <= MLRT__MAX_RANK, "rank %u", t->rank);
         uint64_t count = 1;
-        for (uint32_t d = 0; d < t->rank; d++) FUZZ_ASSERT(mlrt_mul_u64(count, t->shape[d], &count), "overflow");
+        for (uint32_t d = 0; d < t->rank; d++) FUZZ_ASSERT(mlrt__mul_u64(count, t->shape[d], &count), "overflow");
         FUZZ_ASSERT(count == t->count, "count %llu vs shape product %llu", (unsigned long long)t->count,
                     (unsigned long long)count);
         FUZZ_ASSERT(t->begin == pos, "tensor '%s' begins at %zu, previous ended at %zu", t->name, t->begin, pos);
@@ -91,15 +91,15 @@ static void fuzz_check_tensorset(const mlrt_tensorset *ts, size_t file_size) {
     }
     FUZZ_ASSERT(pos == data_len, "tensors end at %zu of %zu", pos, data_len);
     for (size_t i = 0; i < ts->meta_count; i++) {
-        const mlrt_kv *kv = &ts->meta[i];
+        const mlrt__kv *kv = &ts->meta[i];
         FUZZ_ASSERT(kv->key && kv->value, "metadata %zu", i);
-        FUZZ_ASSERT(mlrt_utf8_valid((const uint8_t *)kv->key, kv->key_len) &&
-                        mlrt_utf8_valid((const uint8_t *)kv->value, kv->value_len),
+        FUZZ_ASSERT(mlrt__utf8_valid((const uint8_t *)kv->key, kv->key_len) &&
+                        mlrt__utf8_valid((const uint8_t *)kv->value, kv->value_len),
                     "metadata %zu not UTF-8", i);
     }
 }
 
-/* The statuses mlrt_model_from_tensors may give for a valid tensor set. */
+/* The statuses mlrt__model_from_tensors may give for a valid tensor set. */
 static int fuzz_is_model_error(mlrt_status st) {
     return st == MLRT_ERR_NOT_A_MODEL || st == MLRT_ERR_BAD_DIMENSIONS || st == MLRT_ERR_UNSUPPORTED ||
            st == MLRT_ERR_BAD_HEADER || st == MLRT_ERR_NON_FINITE || st == MLRT_ERR_OUT_OF_MEMORY;
@@ -145,13 +145,13 @@ static void fuzz_exercise_classic(mlrt_model *m) {
             if (m->kmeans) FUZZ_ASSERT(labels[r] < out, "cluster %u of %zu", labels[r], out);
         }
         if (!m->forest) continue;
-        const mlrt_forest *f = m->forest;
+        const mlrt__forest *f = m->forest;
         float sum = 0.0f;
         bool hit = false;
         for (uint32_t t = 0; t < f->n_trees; t++) { /* the oracle walk */
             uint32_t n = f->root[t], steps = 0;
             while (f->nodes[n].left != n) {
-                const mlrt_tree_node *nd = &f->nodes[n];
+                const mlrt__tree_node *nd = &f->nodes[n];
                 FUZZ_ASSERT(nd->feature < in && nd->left < f->n_nodes && nd->right < f->n_nodes, "node %u out of range", n);
                 n = x[r * in + nd->feature] <= nd->v.threshold ? nd->left : nd->right;
                 FUZZ_ASSERT(++steps <= f->depth[t], "tree %u is deeper than its depth %u", t, f->depth[t]);
@@ -211,7 +211,7 @@ static void fuzz_exercise_model(mlrt_model *m) {
         return;
     }
     size_t in = mlrt_input_size(m), out = mlrt_output_size(m), nl = mlrt_layer_count(m);
-    FUZZ_ASSERT(in >= 1 && out >= 1 && nl >= 1 && nl <= MLRT_MAX_LAYERS, "in %zu out %zu layers %zu", in, out, nl);
+    FUZZ_ASSERT(in >= 1 && out >= 1 && nl >= 1 && nl <= MLRT__MAX_LAYERS, "in %zu out %zu layers %zu", in, out, nl);
     FUZZ_ASSERT(mlrt_layer(m, 0).inputs == in && mlrt_layer(m, nl - 1).outputs == out, "layer chain ends");
     uint64_t params = 0;
     for (size_t i = 0; i < nl; i++) {
@@ -220,7 +220,7 @@ static void fuzz_exercise_model(mlrt_model *m) {
         if (i + 1 < nl) FUZZ_ASSERT(li.outputs == mlrt_layer(m, i + 1).inputs, "layers %zu/%zu do not chain", i, i + 1);
         params += (uint64_t)li.inputs * li.outputs;
     }
-    FUZZ_ASSERT(params <= mlrt_param_count(m) && mlrt_param_count(m) <= MLRT_MAX_PARAMS, "param count");
+    FUZZ_ASSERT(params <= mlrt_param_count(m) && mlrt_param_count(m) <= MLRT__MAX_PARAMS, "param count");
     fuzz_check_json_output(mlrt_model_info_json(m));
 
     enum { ROWS = 3 };
@@ -264,13 +264,13 @@ static void fuzz_exercise_model(mlrt_model *m) {
         double bound = 1, peak = 1, err = 0; /* peak: the largest bound before any squashing */
         for (size_t i = 0; i < in; i++) a[i] = row_value[r];
         for (size_t l = 0; l < nl; l++) {
-            const mlrt_dense *d = &m->layers[l];
+            const mlrt__dense *d = &m->layers[l];
             double maxw = 0, maxb = 0, mag = 0;
             for (size_t o = 0; o < d->out; o++) {
-                const float *panel = d->wq ? NULL : d->w + (o / MLRT_PANEL) * (size_t)d->in * MLRT_PANEL + o % MLRT_PANEL;
+                const float *panel = d->wq ? NULL : d->w + (o / MLRT__PANEL) * (size_t)d->in * MLRT__PANEL + o % MLRT__PANEL;
                 double s = d->b[o], sa = fabs(d->b[o]);
                 for (size_t i = 0; i < d->in; i++) {
-                    double w = d->wq ? mlrt_quant_weight(d, o, i) : panel[i * MLRT_PANEL];
+                    double w = d->wq ? mlrt__quant_weight(d, o, i) : panel[i * MLRT__PANEL];
                     s += w * a[i];
                     sa += fabs(w * a[i]);
                     maxw = fabs(w) > maxw ? fabs(w) : maxw;

@@ -1,8 +1,8 @@
-/* fuzz_json.c — libFuzzer target for the strict JSON reader (mlrt_json_parse).
+/* fuzz_json.c — libFuzzer target for the strict JSON reader (mlrt__json_parse).
  * Oracles: a refusal is INVALID_JSON / INVALID_UTF8 / DUPLICATE_KEY with a well-formed message;
  * an accepted document is valid UTF-8 and RFC 8259 JSON (checked here by an independent
  * recursive validator), its tree is consistent (counts, decoded strings are UTF-8, no
- * duplicate keys, depth <= MLRT_MAX_JSON_DEPTH), mlrt_json_u64 agrees with the number text,
+ * duplicate keys, depth <= MLRT__MAX_JSON_DEPTH), mlrt__json_u64 agrees with the number text,
  * and writing the tree back out and parsing it again gives the same tree. */
 #include "fuzz_common.h"
 
@@ -56,7 +56,7 @@ static int v_string(val *v) {
 }
 static int v_container(val *v, char close, int object) {
     if (++v->depth > v->max_depth) v->max_depth = v->depth;
-    if (v->depth > MLRT_MAX_JSON_DEPTH) return 0;
+    if (v->depth > MLRT__MAX_JSON_DEPTH) return 0;
     v->i++;
     v_ws(v);
     if (v->i < v->n && v->s[v->i] == close) { v->i++; v->depth--; return 1; }
@@ -111,22 +111,22 @@ static int independent_valid(const uint8_t *s, size_t n) {
 /* ------------------------------------------------------------- tree checks */
 
 static int cmp_key(const void *a, const void *b) {
-    const mlrt_json *x = *(const mlrt_json *const *)a, *y = *(const mlrt_json *const *)b;
+    const mlrt__json *x = *(const mlrt__json *const *)a, *y = *(const mlrt__json *const *)b;
     size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
     int c = memcmp(x->key, y->key, n);
     return c ? c : (x->key_len > y->key_len) - (x->key_len < y->key_len);
 }
 
-static void check_tree(const mlrt_json *v, int depth) {
-    FUZZ_ASSERT(depth <= MLRT_MAX_JSON_DEPTH + 1, "depth %d", depth);
+static void check_tree(const mlrt__json *v, int depth) {
+    FUZZ_ASSERT(depth <= MLRT__MAX_JSON_DEPTH + 1, "depth %d", depth);
     switch (v->type) {
-    case MLRT_JSON_STRING:
-        FUZZ_ASSERT(v->str[v->len] == 0 && mlrt_utf8_valid((const uint8_t *)v->str, v->len), "decoded string");
+    case MLRT__JSON_STRING:
+        FUZZ_ASSERT(v->str[v->len] == 0 && mlrt__utf8_valid((const uint8_t *)v->str, v->len), "decoded string");
         break;
-    case MLRT_JSON_NUMBER: {
+    case MLRT__JSON_NUMBER: {
         FUZZ_ASSERT(v->len > 0, "empty number");
         uint64_t x;
-        if (mlrt_json_u64(v, &x)) {
+        if (mlrt__json_u64(v, &x)) {
             char buf[24];
             int k = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
             FUZZ_ASSERT((size_t)k == v->len && memcmp(buf, v->str, v->len) == 0, "u64 %s vs %.*s", buf, (int)v->len,
@@ -138,12 +138,12 @@ static void check_tree(const mlrt_json *v, int depth) {
         }
         break;
     }
-    case MLRT_JSON_ARRAY:
-    case MLRT_JSON_OBJECT: {
+    case MLRT__JSON_ARRAY:
+    case MLRT__JSON_OBJECT: {
         size_t n = 0;
-        for (const mlrt_json *c = v->child; c; c = c->next) {
-            if (v->type == MLRT_JSON_OBJECT)
-                FUZZ_ASSERT(c->key && c->key[c->key_len] == 0 && mlrt_utf8_valid((const uint8_t *)c->key, c->key_len),
+        for (const mlrt__json *c = v->child; c; c = c->next) {
+            if (v->type == MLRT__JSON_OBJECT)
+                FUZZ_ASSERT(c->key && c->key[c->key_len] == 0 && mlrt__utf8_valid((const uint8_t *)c->key, c->key_len),
                             "key");
             else
                 FUZZ_ASSERT(c->key == NULL, "array item with a key");
@@ -151,11 +151,11 @@ static void check_tree(const mlrt_json *v, int depth) {
             n++;
         }
         FUZZ_ASSERT(n == v->count, "count %zu vs %zu children", v->count, n);
-        if (v->type == MLRT_JSON_OBJECT && n > 1) {
-            const mlrt_json **m = malloc(n * sizeof *m);
+        if (v->type == MLRT__JSON_OBJECT && n > 1) {
+            const mlrt__json **m = malloc(n * sizeof *m);
             FUZZ_ASSERT(m, "oom");
             size_t i = 0;
-            for (const mlrt_json *c = v->child; c; c = c->next) m[i++] = c;
+            for (const mlrt__json *c = v->child; c; c = c->next) m[i++] = c;
             qsort(m, n, sizeof *m, cmp_key);
             for (i = 1; i < n; i++) FUZZ_ASSERT(cmp_key(&m[i - 1], &m[i]) != 0, "duplicate key '%s' accepted", m[i]->key);
             free(m);
@@ -166,46 +166,46 @@ static void check_tree(const mlrt_json *v, int depth) {
     }
 }
 
-static void write_tree(mlrt_buf *b, const mlrt_json *v) {
+static void write_tree(mlrt__buf *b, const mlrt__json *v) {
     switch (v->type) {
-    case MLRT_JSON_NULL: mlrt_buf_puts(b, "null"); break;
-    case MLRT_JSON_TRUE: mlrt_buf_puts(b, "true"); break;
-    case MLRT_JSON_FALSE: mlrt_buf_puts(b, "false"); break;
-    case MLRT_JSON_NUMBER: mlrt_buf_append(b, v->str, v->len); break;
-    case MLRT_JSON_STRING: mlrt_buf_json_string(b, v->str, v->len); break;
-    case MLRT_JSON_ARRAY:
-    case MLRT_JSON_OBJECT:
-        mlrt_buf_puts(b, v->type == MLRT_JSON_ARRAY ? "[" : "{");
-        for (const mlrt_json *c = v->child; c; c = c->next) {
-            if (c != v->child) mlrt_buf_puts(b, ",");
-            if (v->type == MLRT_JSON_OBJECT) {
-                mlrt_buf_json_string(b, c->key, c->key_len);
-                mlrt_buf_puts(b, ":");
+    case MLRT__JSON_NULL: mlrt__buf_puts(b, "null"); break;
+    case MLRT__JSON_TRUE: mlrt__buf_puts(b, "true"); break;
+    case MLRT__JSON_FALSE: mlrt__buf_puts(b, "false"); break;
+    case MLRT__JSON_NUMBER: mlrt__buf_append(b, v->str, v->len); break;
+    case MLRT__JSON_STRING: mlrt__buf_json_string(b, v->str, v->len); break;
+    case MLRT__JSON_ARRAY:
+    case MLRT__JSON_OBJECT:
+        mlrt__buf_puts(b, v->type == MLRT__JSON_ARRAY ? "[" : "{");
+        for (const mlrt__json *c = v->child; c; c = c->next) {
+            if (c != v->child) mlrt__buf_puts(b, ",");
+            if (v->type == MLRT__JSON_OBJECT) {
+                mlrt__buf_json_string(b, c->key, c->key_len);
+                mlrt__buf_puts(b, ":");
             }
             write_tree(b, c);
         }
-        mlrt_buf_puts(b, v->type == MLRT_JSON_ARRAY ? "]" : "}");
+        mlrt__buf_puts(b, v->type == MLRT__JSON_ARRAY ? "]" : "}");
         break;
     }
 }
 
-static void same_tree(const mlrt_json *a, const mlrt_json *b) {
+static void same_tree(const mlrt__json *a, const mlrt__json *b) {
     FUZZ_ASSERT(a->type == b->type && a->count == b->count, "round trip: type/count");
     FUZZ_ASSERT((a->key == NULL) == (b->key == NULL), "round trip: key presence");
     if (a->key) FUZZ_ASSERT(a->key_len == b->key_len && memcmp(a->key, b->key, a->key_len) == 0, "round trip: key");
-    if (a->type == MLRT_JSON_STRING || a->type == MLRT_JSON_NUMBER)
+    if (a->type == MLRT__JSON_STRING || a->type == MLRT__JSON_NUMBER)
         FUZZ_ASSERT(a->len == b->len && memcmp(a->str, b->str, a->len) == 0, "round trip: value");
-    const mlrt_json *x = a->child, *y = b->child;
+    const mlrt__json *x = a->child, *y = b->child;
     for (; x && y; x = x->next, y = y->next) same_tree(x, y);
     FUZZ_ASSERT(!x && !y, "round trip: children");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
-    mlrt_json_doc doc;
+    mlrt__json_doc doc;
     mlrt_error e;
-    mlrt_status st = mlrt_json_parse(data, size, "fuzz", &doc, &e);
-    int utf8 = mlrt_utf8_valid(data, size);
+    mlrt_status st = mlrt__json_parse(data, size, "fuzz", &doc, &e);
+    int utf8 = mlrt__utf8_valid(data, size);
     if (st) {
         fuzz_check_error(st, &e);
         FUZZ_ASSERT(doc.root == NULL && doc.blocks == NULL, "doc not cleared");
@@ -220,15 +220,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(utf8, "invalid UTF-8 accepted");
     FUZZ_ASSERT(independent_valid(data, size), "invalid JSON accepted");
     check_tree(doc.root, 1);
-    mlrt_buf b = {0};
+    mlrt__buf b = {0};
     write_tree(&b, doc.root);
     FUZZ_ASSERT(!b.oom, "oom");
-    mlrt_json_doc again;
-    st = mlrt_json_parse((const uint8_t *)b.data, b.len, "again", &again, &e);
+    mlrt__json_doc again;
+    st = mlrt__json_parse((const uint8_t *)b.data, b.len, "again", &again, &e);
     FUZZ_ASSERT(st == MLRT_OK, "written tree does not parse: %s: %.300s", e.message, b.data);
     same_tree(doc.root, again.root);
-    mlrt_json_free(&again);
+    mlrt__json_free(&again);
     free(b.data);
-    mlrt_json_free(&doc);
+    mlrt__json_free(&doc);
     return 0;
 }

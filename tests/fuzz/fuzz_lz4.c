@@ -1,4 +1,4 @@
-/* fuzz_lz4.c — libFuzzer target for mlrt_lz4_block_decode.
+/* fuzz_lz4.c — libFuzzer target for mlrt__lz4_block_decode.
  *
  * Input: 3 bytes LE output length (taken mod 1 MiB + 1, to keep memory sane), then the block.
  * Checks: only the documented status codes, "lz4: " messages, and a decode that succeeds at
@@ -37,16 +37,16 @@ static void check_refusal(mlrt_status st, const mlrt_error *e, const char *prefi
 static void decode_checked(const uint8_t *in, size_t n, size_t out_len) {
     uint8_t *out = malloc(out_len + 1);
     mlrt_error err;
-    mlrt_status st = mlrt_lz4_block_decode(in, n, out, out_len, &err);
+    mlrt_status st = mlrt__lz4_block_decode(in, n, out, out_len, &err);
     if (st != MLRT_OK) {
         FUZZ_ASSERT(st == MLRT_ERR_TRUNCATED || st == MLRT_ERR_SIZE_MISMATCH || st == MLRT_ERR_BAD_HEADER,
                     "status %s", mlrt_status_name(st));
         check_refusal(st, &err, "lz4: ");
     } else { /* a block decodes to exactly one length */
-        st = mlrt_lz4_block_decode(in, n, out, out_len + 1, &err);
+        st = mlrt__lz4_block_decode(in, n, out, out_len + 1, &err);
         FUZZ_ASSERT(st == MLRT_ERR_SIZE_MISMATCH, "decodes to %zu and %zu bytes", out_len, out_len + 1);
         if (out_len) {
-            st = mlrt_lz4_block_decode(in, n, out, out_len - 1, &err);
+            st = mlrt__lz4_block_decode(in, n, out, out_len - 1, &err);
             FUZZ_ASSERT(st == MLRT_ERR_SIZE_MISMATCH, "decodes to %zu bytes, then %s at %zu", out_len,
                         mlrt_status_name(st), out_len - 1);
         }
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *block = malloc(size + size / 255 + 16), *back = malloc(size);
     size_t n = toy_compress(data, size, block);
     mlrt_error err;
-    mlrt_status st = mlrt_lz4_block_decode(block, n, back, size, &err);
+    mlrt_status st = mlrt__lz4_block_decode(block, n, back, size, &err);
     FUZZ_ASSERT(st == MLRT_OK, "round trip of %zu bytes: %s", size, err.message);
     FUZZ_ASSERT(memcmp(back, data, size) == 0, "round trip of %zu bytes decodes to different bytes", size);
     free(block);

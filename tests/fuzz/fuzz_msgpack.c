@@ -1,5 +1,5 @@
-/* fuzz_msgpack.c — libFuzzer target for the MessagePack reader (mlrt_msgpack_to_json) and the
- * shortest float formatting (mlrt_buf_number).
+/* fuzz_msgpack.c — libFuzzer target for the MessagePack reader (mlrt__msgpack_to_json) and the
+ * shortest float formatting (mlrt__buf_number).
  * Oracles: a refusal has one of the documented statuses and a well-formed message; an accepted
  * value consumed at most the input, its JSON parses with mlrt's strict JSON reader, and reading
  * exactly the consumed bytes again gives the same JSON. Every float32/float64 made of the first
@@ -23,8 +23,8 @@ static int significant_digits(const char *s) {
 }
 
 static void check_number(double v, bool single) {
-    mlrt_buf b = {0};
-    mlrt_buf_number(&b, v, single);
+    mlrt__buf b = {0};
+    mlrt__buf_number(&b, v, single);
     FUZZ_ASSERT(!b.oom, "oom");
     if (!isfinite(v)) {
         FUZZ_ASSERT(strcmp(b.data, "null") == 0, "non-finite printed %s", b.data);
@@ -55,10 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(&f, data, 4);
         check_number(f, true);
     }
-    mlrt_buf b = {0};
+    mlrt__buf b = {0};
     mlrt_error e;
     size_t used = 0;
-    mlrt_status st = mlrt_msgpack_to_json(data, size, 0, "mp", &b, &used, &e);
+    mlrt_status st = mlrt__msgpack_to_json(data, size, 0, "mp", &b, &used, &e);
     if (st) {
         fuzz_check_error(st, &e);
         FUZZ_ASSERT(strncmp(e.message, "mp: ", 4) == 0, "message: %s", e.message);
@@ -70,13 +70,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     FUZZ_ASSERT(used >= 1 && used <= size && b.data, "used %zu of %zu", used, size);
-    mlrt_json_doc doc;
-    st = mlrt_json_parse((const uint8_t *)b.data, b.len, "out", &doc, &e);
+    mlrt__json_doc doc;
+    st = mlrt__json_parse((const uint8_t *)b.data, b.len, "out", &doc, &e);
     FUZZ_ASSERT(st == MLRT_OK, "output is not JSON (%s): %.300s", e.message, b.data);
-    mlrt_json_free(&doc);
-    mlrt_buf again = {0};
+    mlrt__json_free(&doc);
+    mlrt__buf again = {0};
     size_t used2 = 0;
-    st = mlrt_msgpack_to_json(data, used, 0, "mp", &again, &used2, &e);
+    st = mlrt__msgpack_to_json(data, used, 0, "mp", &again, &used2, &e);
     FUZZ_ASSERT(st == MLRT_OK && used2 == used && again.len == b.len && memcmp(again.data, b.data, b.len) == 0,
                 "the consumed prefix reads differently");
     free(again.data);

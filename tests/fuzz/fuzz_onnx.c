@@ -1,4 +1,4 @@
-/* fuzz_onnx.c — libFuzzer target for the ONNX reader and planner: mlrt_read_onnx, mlrt_onnx_model,
+/* fuzz_onnx.c — libFuzzer target for the ONNX reader and planner: mlrt__read_onnx, mlrt__onnx_model,
  * the public entry points, and a run of the plan.
  * Oracles (fuzz_common.h): refusals are well-formed and name the format; the reader's refusal is
  * the public loader's and inspect's; a refused graph is refused for a graph-level reason; a
@@ -16,7 +16,7 @@ static bool graph_error(mlrt_status st) {
 
 static void exercise(mlrt_model *m) {
     size_t in = mlrt_input_size(m), out = mlrt_output_size(m);
-    FUZZ_ASSERT(in >= 1 && out >= 1 && in <= MLRT_MAX_ACTIVATION && out <= MLRT_MAX_ACTIVATION, "sizes %zu %zu", in, out);
+    FUZZ_ASSERT(in >= 1 && out >= 1 && in <= MLRT__MAX_ACTIVATION && out <= MLRT__MAX_ACTIVATION, "sizes %zu %zu", in, out);
     fuzz_check_json_output(mlrt_model_info_json(m));
     if (m->graph->macs > (1u << 22) || in > (1u << 16)) return; /* too slow to run in the fuzzer's time */
     enum { ROWS = 3 };
@@ -39,9 +39,9 @@ static void exercise(mlrt_model *m) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
     mlrt_error e, e2;
-    mlrt_onnx g;
-    mlrt_status st = mlrt_read_onnx(data, size, &g, &e);
-    bool sniffed = mlrt_onnx_sniff(data, size);
+    mlrt__onnx g;
+    mlrt_status st = mlrt__read_onnx(data, size, &g, &e);
+    bool sniffed = mlrt__onnx_sniff(data, size);
     if (st) {
         fuzz_check_error(st, &e);
         FUZZ_ASSERT(strncmp(e.message, "onnx: ", 6) == 0 || st == MLRT_ERR_OUT_OF_MEMORY, "message: %s", e.message);
@@ -56,8 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     /* (the reader skips unknown fields; detection does not: such a file is not taken for ONNX) */
-    mlrt_model *m = mlrt_onnx_model(&g, &e);
-    char *desc = mlrt_onnx_describe(&g);
+    mlrt_model *m = mlrt__onnx_model(&g, &e);
+    char *desc = mlrt__onnx_describe(&g);
     FUZZ_ASSERT(desc != NULL, "describe");
     free(desc);
     if (m) {
@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check_error(e.code, &e);
         FUZZ_ASSERT(graph_error(e.code), "a parsed graph refused with %s: %s", mlrt_status_name(e.code), e.message);
     }
-    mlrt_onnx_free(&g);
+    mlrt__onnx_free(&g);
     char *js = mlrt_inspect(data, size, &e2);
     if (js) fuzz_check_json_output(js);
     mlrt_string_free(js);

@@ -1,5 +1,5 @@
 /* fuzz_safetensors.c — libFuzzer target for the SafeTensors reader, model recognition and
- * inspect: mlrt_read_safetensors, then mlrt_model_from_tensors, then mlrt_inspect.
+ * inspect: mlrt__read_safetensors, then mlrt__model_from_tensors, then mlrt_inspect.
  * Oracles (fuzz_common.h): refusals are well-formed; an accepted file tiles its data exactly;
  * recognition fails only with model-level statuses; a model runs correctly; the public entry
  * point and inspect agree with the reader. */
@@ -17,15 +17,15 @@ static bool json_start(const uint8_t *data, size_t size) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
     mlrt_error e;
-    mlrt_tensorset ts;
-    mlrt_status st = mlrt_read_safetensors(data, size, &ts, &e);
+    mlrt__tensorset ts;
+    mlrt_status st = mlrt__read_safetensors(data, size, &ts, &e);
     if (st) {
         fuzz_check_error(st, &e);
         FUZZ_ASSERT(strncmp(e.message, "safetensors: ", 13) == 0 || st == MLRT_ERR_OUT_OF_MEMORY,
                     "message without the format: %s", e.message);
         FUZZ_ASSERT(ts.count == 0 && ts.tensors == NULL && ts.meta == NULL, "tensorset not cleared");
         /* the public entry point refuses what the reader refuses (when it reads it as SafeTensors) */
-        if (json_start(data, size) && mlrt_rd_u64(data) <= MLRT_MAX_HEADER && !mlrt_onnx_sniff(data, size)) {
+        if (json_start(data, size) && mlrt__rd_u64(data) <= MLRT__MAX_HEADER && !mlrt__onnx_sniff(data, size)) {
             /* (not .bin-sized, and not ONNX, which detection tries first) */
             mlrt_error e2;
             mlrt_model *m = mlrt_load_from_bytes(data, size, &e2);
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(json_start(data, size), "accepted a header not starting with '{' after JSON whitespace");
     fuzz_check_tensorset(&ts, size);
 
-    mlrt_model *m = mlrt_model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
+    mlrt_model *m = mlrt__model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
     mlrt_error e2;
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
@@ -59,6 +59,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mlrt_free(m);
     mlrt_free(m2);
     fuzz_check_inspect_ok(data, size, "safetensors");
-    mlrt_tensorset_free(&ts);
+    mlrt__tensorset_free(&ts);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* fuzz_zstd.c — libFuzzer target for mlrt_zstd_decode.
+/* fuzz_zstd.c — libFuzzer target for mlrt__zstd_decode.
  *
  * Input: 3 bytes LE output length (taken mod 1 MiB + 1, to keep memory sane), then the frame.
  * Checks: only the documented status codes, "zstd: " messages, and a frame that decodes at
@@ -41,17 +41,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = size - 3;
     uint8_t *out = malloc(out_len + 1);
     mlrt_error err;
-    mlrt_status st = mlrt_zstd_decode(in, n, out, out_len, &err);
+    mlrt_status st = mlrt__zstd_decode(in, n, out, out_len, &err);
     if (st != MLRT_OK) {
         FUZZ_ASSERT(st == MLRT_ERR_TRUNCATED || st == MLRT_ERR_SIZE_MISMATCH || st == MLRT_ERR_BAD_HEADER ||
                         st == MLRT_ERR_UNSUPPORTED || st == MLRT_ERR_OUT_OF_MEMORY,
                     "status %s", mlrt_status_name(st));
         check_refusal(st, &err, "zstd: ");
     } else { /* a frame decodes to exactly one length */
-        st = mlrt_zstd_decode(in, n, out, out_len + 1, &err);
+        st = mlrt__zstd_decode(in, n, out, out_len + 1, &err);
         FUZZ_ASSERT(st == MLRT_ERR_SIZE_MISMATCH, "decodes to %zu and %zu bytes", out_len, out_len + 1);
         if (out_len) {
-            st = mlrt_zstd_decode(in, n, out, out_len - 1, &err);
+            st = mlrt__zstd_decode(in, n, out, out_len - 1, &err);
             FUZZ_ASSERT(st == MLRT_ERR_SIZE_MISMATCH, "decodes to %zu bytes, then %s at %zu", out_len,
                         mlrt_status_name(st), out_len - 1);
         }

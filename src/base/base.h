@@ -1,0 +1,78 @@
+/* base/base.h — what every layer of mlrt may use: limits, errors and messages, growable buffers,
+ * checked arithmetic, little-endian reads, UTF-8 and element types. Includes nothing of mlrt's but
+ * the public header. (The layers and their rule: README, "Architecture".) */
+#ifndef MLRT__BASE_H
+#define MLRT__BASE_H
+
+#include "../mlrt.h"
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* ---- limits: every loader refuses anything beyond these, before allocating ---- */
+#define MLRT__MAX_HEADER      (100u * 1000u * 1000u) /* SafeTensors/BinTensors header bytes */
+#define MLRT__MAX_PARAMS      (1ull << 28)           /* weights in one model */
+#define MLRT__MAX_DIM         (1u << 24)             /* one layer's width */
+#define MLRT__MAX_RANK        8                      /* tensor dimensions */
+#define MLRT__MAX_TENSORS     100000
+#define MLRT__MAX_LAYERS      64
+#define MLRT__MAX_JSON_DEPTH  64
+
+/* Functions that run once per load or per call, not per element, in files built at -O3: for size. */
+#if defined(__clang__)
+#define MLRT__SMALL __attribute__((minsize))
+#else
+#define MLRT__SMALL
+#endif
+
+/* ---- errors ---- */
+/* Sets err (may be NULL) to code + a printf-style message; returns code.
+ * Supports %s %d %u %ld %lu %lld %llu %zu %x %c and %.*s (int, const char*); %u and %x take a
+ * zero-padded width ("%04x"). */
+mlrt_status mlrt__fail(mlrt_error *err, mlrt_status code, const char *fmt, ...);
+int mlrt__vformat(char *buf, size_t cap, const char *fmt, va_list ap);
+/* Like mlrt__fail's formatting into buf [cap]; returns the length written (cut to fit). */
+int mlrt__format_to(char *buf, size_t cap, const char *fmt, ...);
+
+/* ---- a growable byte string (JSON output, messages) ---- */
+typedef struct mlrt__buf {
+    char *data;   /* [cap], NUL-terminated while !oom */
+    size_t len, cap;
+    bool oom;     /* set once an allocation failed; later appends are no-ops */
+} mlrt__buf;
+void mlrt__buf_append(mlrt__buf *b, const char *s, size_t n);
+void mlrt__buf_puts(mlrt__buf *b, const char *s);
+void mlrt__buf_printf(mlrt__buf *b, const char *fmt, ...);
+void mlrt__buf_json_string(mlrt__buf *b, const char *s, size_t n); /* quoted, escaped */
+
+/* ---- checked arithmetic ---- */
+static inline bool mlrt__mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool mlrt__add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+static inline uint32_t mlrt__rd_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t mlrt__rd_u64(const uint8_t *p) {
+    return (uint64_t)mlrt__rd_u32(p) | (uint64_t)mlrt__rd_u32(p + 4) << 32;
+}
+
+/* ---- UTF-8 ---- */
+bool mlrt__utf8_valid(const uint8_t *s, size_t n);
+/* ---- element types (base/dtype.c) ---- */
+bool mlrt__dtype_from_name(const char *s, size_t n, mlrt_dtype *out); /* SafeTensors names: BOOL..U64, F4..C64 */
+/* Bytes that count elements of dtype take (block-quantized: whole blocks); false on overflow. */
+bool mlrt__dtype_bytes(mlrt_dtype dtype, uint64_t count, uint64_t *bytes);
+bool mlrt__dtype_is_quantized(mlrt_dtype dtype);
+bool mlrt__dtype_packs_bits(mlrt_dtype dtype);   /* F4, F6_*: elements share bytes */
+uint32_t mlrt__dtype_block(mlrt_dtype dtype);    /* elements per block (1 for whole-byte types) */
+bool mlrt__dtype_is_float(mlrt_dtype dtype);     /* F16, BF16, F32, F64 */
+/* One element of a float dtype at p (little endian, any alignment) as f32; NaN for other dtypes. */
+float mlrt__to_f32(const uint8_t *p, mlrt_dtype dtype);
+/* n elements of a float dtype at p into out. */
+void mlrt__to_f32_n(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n);
+/* True when none of v [n] is inf or NaN. */
+bool mlrt__all_finite(const float *v, size_t n);
+
+#endif
