@@ -20,8 +20,8 @@ KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/k
 MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
 CORE = $(BASE) $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
-HDRS = src/mlrt.h src/base/base.h src/internal.h src/codecs/json.h src/codecs/decompress.h src/codecs/msgpack.h src/codecs/bincode.h \
-       src/codecs/protobuf.h src/model/graph.h src/model/graph_build.h src/kernels/simd.h
+HDRS = src/mlrt.h src/base/base.h src/internal.h src/codecs/codecs.h \
+       src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
 WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,

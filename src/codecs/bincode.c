@@ -1,5 +1,5 @@
 /* codecs/bincode.c — the bounds-checked bincode 1 reader of bincode.h. */
-#include "bincode.h"
+#include "codecs.h"
 #include <string.h>
 
 mlrt_status mlrt__bc_take(mlrt__bincode *c, size_t k, const char *what, const uint8_t **at) {

@@ -4,8 +4,7 @@
  *   table[0][b]     = crc of the single byte b (register starting at 0, no final inversion)
  *   table[k][b]     = table[0][b] advanced through k more zero bytes
  * so a step folds 8 input bytes into the register with 8 independent lookups. */
-#include "decompress.h"
-#include "../internal.h"
+#include "codecs.h"
 
 #define POLY 0xEDB88320u
 

@@ -1,5 +1,5 @@
 /* codecs/json.c — strict JSON reader into an arena-allocated tree. */
-#include "json.h"
+#include "codecs.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -10,8 +10,7 @@
  * A match may overlap its own output (offset < length): it repeats the last `offset` bytes.
  * The decoder stops when the input ends right after a sequence's literals; that must be the
  * moment the output reaches out_len. */
-#include "decompress.h"
-#include "../internal.h"
+#include "codecs.h"
 #include <string.h>
 
 #define FMT "lz4"

@@ -1,5 +1,5 @@
 /* codecs/msgpack.c — MessagePack to JSON (see msgpack.h), and shortest float formatting. */
-#include "msgpack.h"
+#include "codecs.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* codecs/protobuf.c — the protobuf wire format: varints, fixed ints, length-delimited values. */
-#include "protobuf.h"
+#include "codecs.h"
 
 static const char *const wire_names[8] = {"varint", "64-bit", "length-delimited", "group start", "group end",
                                           "32-bit", "6", "7"};

@@ -14,8 +14,7 @@
  * Entropy streams (Huffman, sequences) are read backward from their last byte, whose highest set
  * bit marks where the data starts; each must be consumed exactly. FSE table descriptions are read
  * forward. Offsets in messages count from the start of the input. */
-#include "decompress.h"
-#include "../internal.h"
+#include "codecs.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -9,7 +9,8 @@
  *            A command-suggestion model: described for inspect, never run (its suggestion order
  *            depends on Rust's random HashMap order).
  * Policy: non-finite centroids and unfitted models (centroids None) are refused. */
-#include "../codecs/bincode.h"
+#include "../internal.h"
+#include "../codecs/codecs.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

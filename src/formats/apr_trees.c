@@ -23,7 +23,8 @@
  * Trees are read without recursion: an explicit stack of pending right subtrees, at most
  * MLRT__MAX_TREE_DEPTH deep. Policy: a NaN threshold, a non-finite regressor leaf and a model that
  * was never fitted are refused; infinite thresholds are kept (they compare exactly). */
-#include "../codecs/bincode.h"
+#include "../internal.h"
+#include "../codecs/codecs.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -20,10 +20,8 @@
  * Stricter than aprender: the payload must decompress to exactly the uncompressed size and be
  * consumed exactly, and bytes between the payload and the CRC are only allowed as the signature
  * block of a SIGNED file. */
-#include "../codecs/bincode.h"
-#include "../codecs/decompress.h"
-#include "../codecs/json.h"
-#include "../codecs/msgpack.h"
+#include "../internal.h"
+#include "../codecs/codecs.h"
 #include <stdlib.h>
 #include <string.h>
 

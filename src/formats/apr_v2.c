@@ -12,9 +12,8 @@
  * Both checksums are verified (aprender checks only the header's). Refused: compression,
  * encryption and signing flags (aprender's v2 writer sets them without doing any of it), the
  * column-major layout, unknown flags, overlapping tensors, and any byte range out of place. */
-#include "../codecs/decompress.h"
-#include "../codecs/json.h"
-#include "../codecs/msgpack.h"
+#include "../internal.h"
+#include "../codecs/codecs.h"
 #include <stdlib.h>
 #include <string.h>
 

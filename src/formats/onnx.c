@@ -7,7 +7,7 @@
  * sparse initializers, subgraph attributes, element types other than float, double and int64,
  * names defined twice, inputs used before they are defined (which also refuses cycles). */
 #include "../model/graph.h"
-#include "../codecs/protobuf.h"
+#include "../codecs/codecs.h"
 #include <stdlib.h>
 #include <string.h>
 

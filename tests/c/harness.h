@@ -10,7 +10,7 @@
 
 #define _POSIX_C_SOURCE 200809L /* alarm(): a watchdog turns a hanging test into a failure */
 #include "internal.h"
-#include "codecs/json.h"
+#include "codecs/codecs.h"
 #include "mlrt.h"
 #include <math.h>
 #include <stdarg.h>

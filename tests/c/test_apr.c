@@ -1,7 +1,7 @@
 /* test_apr.c — .apr v1/v2 containers, MessagePack metadata and float formatting (included by
  * test_main.c, whose harness it shares; the cases mirror tests/apr.test.mjs natively). */
-#include "codecs/decompress.h"
-#include "codecs/msgpack.h"
+#include "internal.h"
+#include "codecs/codecs.h"
 
 /* ------------------------------------------------------------------ builders */
 

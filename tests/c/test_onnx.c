@@ -1,7 +1,7 @@
 /* test_onnx.c — the protobuf codec from vectors, and the ONNX reader and planner under the
  * sanitizers: the PyTorch zoo against PyTorch's outputs, every truncation of a small export, and
  * graphs built byte by byte. Included by test_main.c. */
-#include "codecs/protobuf.h"
+#include "codecs/codecs.h"
 #include "model/graph.h"
 
 /* A protobuf writer for the tests: appends to a bytes buffer. */

@@ -10,7 +10,7 @@
  * Inputs declaring a compressed payload of more than 16 MiB are skipped: the output buffer is
  * allocated at that size before decoding (legitimately, up to aprender's 1 GiB). */
 #include "fuzz_common.h"
-#include "codecs/decompress.h"
+#include "codecs/codecs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
  * recognition fails only with model-level statuses; a model runs correctly; the reader, load and
  * inspect agree. */
 #include "fuzz_common.h"
-#include "codecs/decompress.h"
+#include "codecs/codecs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,7 +13,7 @@
 #define MLRT__FUZZ_COMMON_H
 
 #include "internal.h"
-#include "codecs/json.h"
+#include "codecs/codecs.h"
 #include "model/graph.h" /* mlrt__onnx_sniff: detection tries ONNX before the tensor formats */
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,8 @@
  * small greedy LZ4 encoder below and must decode back exactly (overlapping matches, long
  * literal runs and length extensions all come out of it). */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
-#include "codecs/decompress.h"
+#include "internal.h"
+#include "codecs/codecs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

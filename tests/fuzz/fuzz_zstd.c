@@ -4,7 +4,8 @@
  * Checks: only the documented status codes, "zstd: " messages, and a frame that decodes at
  * out_len fails with SIZE_MISMATCH at out_len +- 1 (the frame decodes to exactly one length). */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
-#include "codecs/decompress.h"
+#include "internal.h"
+#include "codecs/codecs.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
