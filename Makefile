@@ -12,15 +12,16 @@ FUZZ_SECONDS ?= 60
 BASE    = src/base/error.c src/base/buf.c src/base/utf8.c src/base/dtype.c
 CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c \
           src/codecs/protobuf.c
-FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c \
+FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c src/formats/recognize.c \
           src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
           src/formats/onnx.c
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
           src/kernels/tensor_ops.c
-MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
+MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
-CORE = $(BASE) $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
-HDRS = src/mlrt.h src/base/base.h src/internal.h src/codecs/codecs.h \
+IR      = src/ir/desc.c
+CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
+HDRS = src/mlrt.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
 WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
@@ -99,7 +100,7 @@ build/wasm-relaxed/%.o: src/%.c $(HDRS)
 
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
-WASM_SMALL = base/error base/buf base/utf8 formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin model/recognize \
+WASM_SMALL = base/error base/buf base/utf8 ir/desc formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin formats/recognize \
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
@@ -207,10 +208,6 @@ build/bench_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
 
 bench-decompress: build/bench_decompress build/decompress/manifest.txt
 	build/bench_decompress --bench build/decompress
-
-build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd: build/fuzz/%: tests/fuzz/%.c $(DECOMP_DEPS)
-	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc $< $(DECOMP) $(BASE) -lm -o $@
 
 fuzz-decompress: build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd build/decompress/manifest.txt
 	@mkdir -p build/fuzz/corpus/fuzz_lz4 build/fuzz/corpus/fuzz_zstd build/fuzz/artifacts/fuzz_lz4 build/fuzz/artifacts/fuzz_zstd

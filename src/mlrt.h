@@ -74,7 +74,7 @@ typedef enum mlrt_kind {
     MLRT_KIND_DECISION_TREE = 4,       /* aprender DecisionTreeClassifier / DecisionTreeRegressor */
     MLRT_KIND_RANDOM_FOREST = 5,       /* aprender RandomForestClassifier / RandomForestRegressor */
     MLRT_KIND_KMEANS = 6,              /* aprender KMeans */
-    MLRT_KIND_GRAPH = 7                /* an ONNX graph: one float input, one float output */
+    MLRT_KIND_GRAPH = 7                /* an ONNX graph: named inputs and outputs (mlrt_run) */
 } mlrt_kind;
 
 /* What the outputs of mlrt_predict mean:
@@ -166,9 +166,37 @@ mlrt_model *mlrt_model_fork(const mlrt_model *model, mlrt_error *err);
 mlrt_status mlrt_layer_slice(mlrt_model *model, size_t i, const float *x, float *y, size_t rows, size_t o0, size_t o1,
                              mlrt_error *err);
 
+/* ---- typed, named inputs and outputs: every model ----
+ *
+ *   mlrt_tensor in[2] = {{"input_ids", MLRT_I64, 2, {1, 7}, ids}, {"attention_mask", MLRT_I64, 2, {1, 7}, mask}};
+ *   if (mlrt_run(m, in, 2, &err) == MLRT_OK) { const mlrt_tensor *y = mlrt_output(m, 0); ... }
+ *
+ * A model lists its inputs and outputs (mlrt_input, mlrt_output before any run): name, element type,
+ * rank and dims, where -1 is a dimension that varies per call (the batch, a sequence length;
+ * mlrt_model_info_json names it and gives its largest value). mlrt_run takes the inputs in any
+ * order, by name (or, with a NULL name, in the model's order); each must have the model's element
+ * type (an I64 input also takes I32; a U8 mask also takes BOOL, I32 or I64) and its fixed dims.
+ * Dense models, trees, forests and k-means have one input "input" [batch, inputs] F32 and one
+ * output "output" [batch, outputs] F32, which mlrt_predict_batch runs too. */
+#define MLRT_MAX_DIMS 8
+typedef struct mlrt_tensor {
+    const char *name;              /* NUL-terminated */
+    mlrt_dtype dtype;              /* MLRT_F32, MLRT_I32, MLRT_I64, MLRT_U8 or MLRT_BOOL */
+    uint32_t rank;
+    int64_t dims[MLRT_MAX_DIMS];   /* [rank]; in a model's list, -1 for a dimension that varies per call */
+    void *data;                    /* product of dims elements, row-major; NULL in a model's list of inputs */
+} mlrt_tensor;
+size_t mlrt_input_count(const mlrt_model *model);
+size_t mlrt_output_count(const mlrt_model *model);
+const mlrt_tensor *mlrt_input(const mlrt_model *model, size_t i);   /* NULL past the count */
+/* Before a run: output i as the model lists it. After mlrt_run: its result (data owned by the model,
+ * valid until the next mlrt_run or mlrt_free). */
+const mlrt_tensor *mlrt_output(const mlrt_model *model, size_t i);
+mlrt_status mlrt_run(mlrt_model *model, const mlrt_tensor *inputs, size_t n_inputs, mlrt_error *err);
+
 /* Introspection. */
-size_t mlrt_input_size(const mlrt_model *model);
-size_t mlrt_output_size(const mlrt_model *model);
+size_t mlrt_input_size(const mlrt_model *model);   /* floats per row of mlrt_predict; 0: no such input */
+size_t mlrt_output_size(const mlrt_model *model);  /* floats per row of mlrt_predict's output */
 mlrt_format mlrt_model_format(const mlrt_model *model);
 mlrt_kind mlrt_model_kind(const mlrt_model *model);
 mlrt_task mlrt_model_task(const mlrt_model *model);

@@ -6,7 +6,6 @@
  *   mlrt labels FILE INPUT     the same inputs; prints one label per row as a JSON array (a
  *                              classifier's stored class label, KMeans' nearest centroid)
  * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
-#include "../internal.h"
 #include "../codecs/codecs.h"
 #include <stdio.h>
 #include <stdlib.h>

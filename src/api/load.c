@@ -15,7 +15,8 @@
  *   5. fewer than 12 bytes, or plausible .bin dimensions (each in 1..2^24) -> bin, whose reader
  *      says TRUNCATED or SIZE_MISMATCH
  *   6. anything else: UNKNOWN_FORMAT, saying what each format would have needed. */
-#include "../internal.h"
+#include "../formats/formats.h"
+#include "../model/model.h"
 #include "../model/graph.h"
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +88,18 @@ static uint16_t aprender_type(mlrt_kind kind) {
          : kind == MLRT_KIND_LINEAR_REGRESSION ? MLRT__APR_LINEAR_REGRESSION : MLRT__APR_LOGISTIC_REGRESSION;
 }
 
+/* The model a description makes; frees what the description still owns. */
+static mlrt_model *build(mlrt__desc *d, mlrt_error *err) {
+    mlrt_model *m = mlrt__build(d, err);
+    mlrt__desc_free(d);
+    return m;
+}
+
 static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt_error *err) {
     mlrt__apr_v1 f;
+    mlrt__desc d;
     if (mlrt__read_apr_v1(b, n, expect, &f, err)) return NULL;
-    mlrt_model *m = mlrt__apr_v1_model(&f, err);
+    mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, err) ? (mlrt__desc_free(&d), NULL) : build(&d, err);
     mlrt__tensorset_free(&f.ts);
     return m;
 }
@@ -105,12 +114,27 @@ static mlrt_model *load_onnx(const uint8_t *b, size_t n, mlrt_error *err) {
     return m;
 }
 
+/* A tensor file or a .bin: what it describes, checked against expect before anything is packed. */
+static mlrt_model *load_described(const uint8_t *b, size_t n, file_kind k, uint16_t expect, mlrt_weight_layout layout,
+                                  mlrt_error *err) {
+    mlrt__tensorset ts = {0};
+    mlrt__desc d = {0};
+    mlrt_status st = k == KIND_BIN ? mlrt__read_bin(b, n, &d, err) : read_tensors(b, n, k, &ts, err);
+    if (!st && k != KIND_BIN) st = mlrt__recognize(b, &ts, layout, &d, err);
+    if (!st && expect && aprender_type(d.kind) != expect)
+        st = mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file holds a %s model (%s)",
+                        mlrt__apr_type_name(expect), mlrt_kind_name(d.kind), mlrt__apr_type_name(aprender_type(d.kind)));
+    mlrt_model *m = st ? (mlrt__desc_free(&d), NULL) : build(&d, err);
+    mlrt__tensorset_free(&ts);
+    return m;
+}
+
 static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight_layout layout, mlrt_error *err) {
     file_kind k = detect(b, n);
     if (k == KIND_APR_V1) return load_apr_v1(b, n, expect, err); /* checks expect from the header */
     if (k == KIND_ONNX && expect) {
         mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file is an ONNX graph",
-                  mlrt__apr_type_name(expect));
+                   mlrt__apr_type_name(expect));
         return NULL;
     }
     if (k == KIND_ONNX) return load_onnx(b, n, err);
@@ -118,20 +142,7 @@ static mlrt_model *load(const uint8_t *b, size_t n, uint16_t expect, mlrt_weight
         unknown_format(b, n, "load", err);
         return NULL;
     }
-    mlrt_model *m = NULL;
-    mlrt__tensorset ts;
-    if (k == KIND_BIN) m = mlrt__load_bin(b, n, err);
-    else if (!read_tensors(b, n, k, &ts, err)) {
-        m = mlrt__model_from_tensors(b, &ts, layout, err);
-        mlrt__tensorset_free(&ts);
-    }
-    if (m && expect && aprender_type(m->kind) != expect) {
-        mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file holds a %s model (%s)",
-                  mlrt__apr_type_name(expect), mlrt_kind_name(m->kind), mlrt__apr_type_name(aprender_type(m->kind)));
-        mlrt_free(m);
-        return NULL;
-    }
-    return m;
+    return load_described(b, n, k, expect, layout, err);
 }
 
 mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt_load_options *options,
@@ -173,10 +184,13 @@ static void json_tensor(mlrt__buf *b, const mlrt__tensor *t, size_t data_begin) 
 
 /* The .bin format has no tensor list; inspect describes its four arrays the same way. */
 static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
-    mlrt_model *m = mlrt__load_bin(bytes, len, err);
+    mlrt__desc d;
+    if (mlrt__read_bin(bytes, len, &d, err)) return NULL;
+    mlrt_model *m = build(&d, err); /* a .bin is a model or nothing: its weights are checked as a load checks them */
     if (!m) return NULL;
-    size_t es = m->dtype == MLRT_F64 ? 8 : 4, at = 12;
-    uint32_t in = m->layers[0].in, hid = m->layers[0].out, out = m->layers[1].out;
+    mlrt_free(m);
+    size_t es = mlrt_dtype_size(d.dtype), at = 12;
+    uint32_t in = d.layers[0].in, hid = d.layers[0].out, out = d.layers[1].out;
     const struct { const char *name; uint32_t r, c; } parts[4] = {
         {"w1", in, hid}, {"b1", hid, 0}, {"w2", hid, out}, {"b2", out, 0}};
     mlrt__buf b = {0};
@@ -184,13 +198,12 @@ static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
     for (int i = 0; i < 4; i++) {
         size_t count = (size_t)parts[i].r * (parts[i].c ? parts[i].c : 1);
         mlrt__buf_printf(&b, "%s{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":[%u", i ? "," : "", parts[i].name,
-                        mlrt_dtype_name(m->dtype), parts[i].r);
+                        mlrt_dtype_name(d.dtype), parts[i].r);
         if (parts[i].c) mlrt__buf_printf(&b, ",%u", parts[i].c);
         mlrt__buf_printf(&b, "],\"byteOffset\":%zu,\"byteLength\":%zu}", at, count * es);
         at += count * es;
     }
     mlrt__buf_puts(&b, "]}");
-    mlrt_free(m);
     if (b.oom) {
         free(b.data);
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "inspect: out of memory");
@@ -258,10 +271,13 @@ static char *inspect_onnx(const uint8_t *bytes, size_t len, mlrt_error *err) {
         mlrt__buf_json_string(&b, why.message, strlen(why.message));
         mlrt__buf_puts(&b, "},");
     }
+    mlrt__buf_puts(&b, "\"metadata\":{}");
+    if (!m) { /* (a model's facts hold the graph's description, and its plan) */
+        mlrt__buf_puts(&b, ",");
+        if (desc) mlrt__buf_puts(&b, desc);
+        else b.oom = true;
+    }
     mlrt_free(m);
-    mlrt__buf_puts(&b, "\"metadata\":{},");
-    if (desc) mlrt__buf_puts(&b, desc);
-    else b.oom = true;
     mlrt__buf_puts(&b, ",\"tensors\":[");
     for (uint32_t k = 0; k < g.n_init; k++) {
         const mlrt__onnx_tensor *t = &g.inits[k];
@@ -300,16 +316,20 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     char *js;
     if (k == KIND_APR_V1) {
         mlrt__apr_v1 f;
+        mlrt__desc d;
         if (mlrt__read_apr_v1(bytes, len, 0, &f, err)) return NULL;
         char *more = mlrt__apr_v1_payload_json(&f);
-        js = inspect_tensorset(&f.ts, mlrt__apr_v1_model(&f, &why), &why, more, err);
+        mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, &why) ? (mlrt__desc_free(&d), NULL) : build(&d, &why);
+        js = inspect_tensorset(&f.ts, m, &why, more, err);
         free(more);
         mlrt__tensorset_free(&f.ts);
         return js;
     }
     mlrt__tensorset ts;
     if (read_tensors(bytes, len, k, &ts, err)) return NULL;
-    js = inspect_tensorset(&ts, mlrt__model_from_tensors(bytes, &ts, MLRT_LAYOUT_AUTO, &why), &why, NULL, err);
+    mlrt__desc d;
+    mlrt_model *m = mlrt__recognize(bytes, &ts, MLRT_LAYOUT_AUTO, &d, &why) ? (mlrt__desc_free(&d), NULL) : build(&d, &why);
+    js = inspect_tensorset(&ts, m, &why, NULL, err);
     mlrt__tensorset_free(&ts);
     return js;
 }

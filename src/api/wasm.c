@@ -1,7 +1,7 @@
 /* api/wasm.c — the exports the JavaScript module calls (wasm/mlrt.mjs).
  * Pointers are offsets into the wasm memory; sizes are in bytes unless named otherwise.
  * The last error is kept here for the JS side to read after a failed call. */
-#include "../internal.h"
+#include "../base/base.h"
 #include <stdlib.h>
 
 #if defined(__EMSCRIPTEN__)

@@ -9,8 +9,7 @@
  *            A command-suggestion model: described for inspect, never run (its suggestion order
  *            depends on Rust's random HashMap order).
  * Policy: non-finite centroids and unfitted models (centroids None) are refused. */
-#include "../internal.h"
-#include "../codecs/codecs.h"
+#include "formats.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@ static mlrt_status invariant(mlrt_error *err, mlrt_status code, const char *what
     return mlrt__fail(err, code, FMT " payload: %s (%llu vs %llu)", what, (unsigned long long)a, (unsigned long long)b);
 }
 
-mlrt_model *mlrt__apr_kmeans_model(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, mlrt_error *err) {
+mlrt_status mlrt__read_apr_kmeans(const uint8_t *raw, size_t n, mlrt__desc *d, mlrt_error *err) {
     mlrt__bincode c = {raw, n, 0, "KMeans", err};
     uint64_t k = 0, max_iter = 0, seed, count = 0, rows = 0, cols = 0, n_labels = 0, n_iter = 0, n_init = 1;
     float tol, inertia;
@@ -64,28 +63,24 @@ mlrt_model *mlrt__apr_kmeans_model(const uint8_t *raw, size_t n, const mlrt__ten
                            (unsigned long long)i, (unsigned long long)mlrt__rd_u64(labels + 8 * i), (unsigned long long)k);
     if (!st && n_iter > max_iter) st = invariant(err, MLRT_ERR_BAD_PAYLOAD, "n_iter exceeds max_iter", n_iter, max_iter);
     if (!st && current && n_init == 0) st = mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, FMT " payload: n_init is 0; aprender keeps it >= 1");
-    if (st) return NULL;
+    if (st) return st;
     mlrt__kmeans *km = calloc(1, sizeof *km);
-    size_t groups = (size_t)(k + 3) / 4;
-    if (!km || !(km->c = calloc(groups * cols * 4, sizeof *km->c))) {
+    if (!km || !(km->c = malloc((size_t)cells * sizeof *km->c))) {
         free(km);
-        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory for %llu centroid coordinates", (unsigned long long)cells);
-        return NULL;
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory for %llu centroid coordinates", (unsigned long long)cells);
     }
     km->k = (uint32_t)k;
     km->dim = (uint32_t)cols;
-    for (size_t q = 0; q < k; q++)
-        for (size_t j = 0; j < cols; j++) {
-            float v;
-            memcpy(&v, data + 4 * (q * cols + j), 4);
-            if (!isfinite(v)) {
-                mlrt__kmeans_free(km);
-                mlrt__fail(err, MLRT_ERR_NON_FINITE, FMT " payload: centroid %zu coordinate %zu is not finite", q, j);
-                return NULL;
-            }
-            km->c[(q / 4 * cols + j) * 4 + q % 4] = v;
+    memcpy(km->c, data, (size_t)cells * sizeof *km->c);
+    for (size_t i = 0; i < cells; i++)
+        if (!isfinite(km->c[i])) {
+            mlrt__kmeans_free(km);
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, FMT " payload: centroid %zu coordinate %zu is not finite", i / cols,
+                              i % cols);
         }
-    return mlrt__model_kmeans(km, (mlrt__payload_desc){"KMeans", current ? "current" : "legacy"}, ts, err);
+    d->type = MLRT__DESC_KMEANS, d->kind = MLRT_KIND_KMEANS, d->kmeans = km;
+    d->payload = (mlrt__payload_desc){"KMeans", current ? "current" : "legacy"};
+    return MLRT_OK;
 }
 
 /* ---------------------------------------------------------------- NgramLm */

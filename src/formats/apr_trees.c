@@ -23,8 +23,7 @@
  * Trees are read without recursion: an explicit stack of pending right subtrees, at most
  * MLRT__MAX_TREE_DEPTH deep. Policy: a NaN threshold, a non-finite regressor leaf and a model that
  * was never fitted are refused; infinite thresholds are kept (they compare exactly). */
-#include "../internal.h"
-#include "../codecs/codecs.h"
+#include "formats.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,13 +390,10 @@ static void list_reason(char *list, size_t cap, const char *msg) {
     mlrt__format_to(list + used, cap - used, "%s%s", used ? "; " : "", msg);
 }
 
-static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, const char *model, mlrt_kind kind,
-                        reader read, mlrt_error *err) {
+static mlrt_status read_trees(const uint8_t *raw, size_t n, const char *model, mlrt_kind kind, reader read, mlrt__desc *d,
+                              mlrt_error *err) {
     pending *stack = malloc(MLRT__MAX_TREE_DEPTH * sizeof *stack);
-    if (!stack) {
-        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory");
-        return NULL;
-    }
+    if (!stack) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory");
     parse p[4];
     mlrt_error structural[4];
     model_facts mf[4] = {{0}};
@@ -410,6 +406,7 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt__tensorset *ts,
         }
     }
     int chosen = n_valid == 1 ? valid[0] : n_fits == 1 ? fits[0] : -1;
+    mlrt_status st = MLRT_OK;
     if (n_fits == 0) { /* the layouts that read furthest first: the likeliest to be the file's */
         char list[MLRT_ERROR_MESSAGE_MAX] = "";
         bool listed[4] = {false};
@@ -420,17 +417,18 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt__tensorset *ts,
             listed[best] = true;
             list_reason(list, sizeof list, structural[best].message);
         }
-        mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) fits none of aprender's layouts: %s", model, n, list);
+        st = mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) fits none of aprender's layouts: %s", model, n, list);
     } else if (n_valid > 1) {
-        mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) is ambiguous: it reads as both %s and %s", model, n,
-                  LAYOUTS[valid[0]].name, LAYOUTS[valid[1]].name);
+        st = mlrt__fail(err, MLRT_ERR_BAD_PAYLOAD, "apr: %s payload (%zu bytes) is ambiguous: it reads as both %s and %s", model,
+                        n, LAYOUTS[valid[0]].name, LAYOUTS[valid[1]].name);
     } else if (chosen < 0 || p[chosen].semantic.code) { /* the invariants failed in every layout that fits */
         const mlrt_error *why = &p[chosen < 0 ? fits[0] : chosen].semantic;
         if (err) *err = *why;
+        st = why->code;
     }
-    if (n_fits == 0 || n_valid > 1 || chosen < 0 || p[chosen].semantic.code) {
+    if (st) {
         free(stack);
-        return NULL;
+        return st;
     }
     /* second pass: the same layout into the node array */
     const parse *first = &p[chosen];
@@ -448,32 +446,33 @@ static mlrt_model *load(const uint8_t *raw, size_t n, const mlrt__tensorset *ts,
     if (!f || !f->nodes || !f->root || !f->depth) {
         mlrt__forest_free(f);
         free(stack);
-        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory for %u tree nodes", first->n_nodes);
-        return NULL;
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "apr: out of memory for %u tree nodes", first->n_nodes);
     }
     parse second;
     mlrt_error ignored;
     model_facts mf2 = {0};
     start(&second, raw, n, LAYOUTS[chosen], model, stack, &ignored);
     second.f = f;
-    mlrt_status st = read(&second, &mf2); /* cannot fail: the same bytes read the same way the first time */
+    st = read(&second, &mf2); /* cannot fail: the same bytes read the same way the first time */
     free(stack);
     if (st && err) *err = ignored;
     if (!st && !f->regression) st = make_classes(&second, err);
     if (st) {
         mlrt__forest_free(f);
-        return NULL;
+        return st;
     }
     static const char *const ESTIMATORS[2][2] = {{"DecisionTreeClassifier", "DecisionTreeRegressor"},
                                                  {"RandomForestClassifier", "RandomForestRegressor"}};
-    mlrt__payload_desc desc = {ESTIMATORS[kind == MLRT_KIND_RANDOM_FOREST][f->regression], LAYOUTS[chosen].e2 ? "E2" : "E1"};
-    return mlrt__model_forest(kind, mf[chosen].in_size, f, desc, ts, err);
+    f->n_features = mf[chosen].in_size;
+    d->type = MLRT__DESC_FOREST, d->kind = kind, d->forest = f;
+    d->payload = (mlrt__payload_desc){ESTIMATORS[kind == MLRT_KIND_RANDOM_FOREST][f->regression], LAYOUTS[chosen].e2 ? "E2" : "E1"};
+    return MLRT_OK;
 }
 
-mlrt_model *mlrt__apr_tree_model(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, mlrt_error *err) {
-    return load(raw, n, ts, "DecisionTree", MLRT_KIND_DECISION_TREE, read_decision_tree, err);
+mlrt_status mlrt__read_apr_tree(const uint8_t *raw, size_t n, mlrt__desc *d, mlrt_error *err) {
+    return read_trees(raw, n, "DecisionTree", MLRT_KIND_DECISION_TREE, read_decision_tree, d, err);
 }
 
-mlrt_model *mlrt__apr_forest_model(const uint8_t *raw, size_t n, const mlrt__tensorset *ts, mlrt_error *err) {
-    return load(raw, n, ts, "RandomForest", MLRT_KIND_RANDOM_FOREST, read_random_forest, err);
+mlrt_status mlrt__read_apr_forest(const uint8_t *raw, size_t n, mlrt__desc *d, mlrt_error *err) {
+    return read_trees(raw, n, "RandomForest", MLRT_KIND_RANDOM_FOREST, read_random_forest, d, err);
 }

@@ -20,8 +20,7 @@
  * Stricter than aprender: the payload must decompress to exactly the uncompressed size and be
  * consumed exactly, and bytes between the payload and the CRC are only allowed as the signature
  * block of a SIGNED file. */
-#include "../internal.h"
-#include "../codecs/codecs.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,7 +284,7 @@ static mlrt_status logistic_tail(mlrt__bincode *c) {
     return st;
 }
 
-static mlrt_model *regression(mlrt__bincode *c, const mlrt__apr_v1 *f, bool logistic) {
+static mlrt_status regression(mlrt__bincode *c, mlrt__desc *d, bool logistic) {
     bool fitted = false, fit_intercept;
     const uint8_t *coef = NULL, *icpt = NULL, *p;
     uint64_t n = 0, max_iter;
@@ -304,43 +303,37 @@ static mlrt_model *regression(mlrt__bincode *c, const mlrt__apr_v1 *f, bool logi
                            c->n, five, c->pos);
     }
     if (!st) st = mlrt__bc_consumed(c);
-    if (st) return NULL;
-    if (!fitted) {
-        mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, FMT ": the %s has no coefficients: it was never fitted", c->type);
-        return NULL;
-    }
-    if (n == 0 || n > MLRT__MAX_DIM) {
-        mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, FMT ": the %s has %llu coefficients; mlrt needs 1..%u", c->type,
-                  (unsigned long long)n, MLRT__MAX_DIM);
-        return NULL;
-    }
-    mlrt__dense_src src = {"coefficients", "intercept", (uint32_t)n, 1, coef, MLRT_F32, false, icpt, MLRT_F32,
-                          logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
-    return mlrt__model_build(MLRT_FORMAT_APR, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
-                            MLRT_F32, &src, 1, &f->ts, c->err);
+    if (st) return st;
+    if (!fitted) return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, FMT ": the %s has no coefficients: it was never fitted", c->type);
+    if (n == 0 || n > MLRT__MAX_DIM)
+        return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, FMT ": the %s has %llu coefficients; mlrt needs 1..%u", c->type,
+                          (unsigned long long)n, MLRT__MAX_DIM);
+    d->type = MLRT__DESC_DENSE, d->kind = logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION;
+    d->dtype = MLRT_F32, d->n_layers = 1;
+    d->layers[0] = (mlrt__dense_src){"coefficients", "intercept", (uint32_t)n, 1, coef, MLRT_F32, false, icpt, MLRT_F32,
+                                     logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
+    return MLRT_OK;
 }
 
-static mlrt_model *sequential(mlrt__bincode *c, const mlrt__apr_v1 *f) {
+static mlrt_status sequential(mlrt__bincode *c, mlrt__desc *d) {
     static const char *const names[4] = {"w1", "b1", "w2", "b2"};
     const uint8_t *p[4] = {0};
     uint64_t len[4];
     mlrt_status st = MLRT_OK;
     for (int i = 0; i < 4 && !st; i++) st = floats(c, names[i], &p[i], &len[i]);
-    if (st || mlrt__bc_consumed(c)) return NULL;
+    if (!st) st = mlrt__bc_consumed(c);
+    if (st) return st;
     uint64_t hid = len[1], out = len[3], in = hid ? len[0] / hid : 0;
     if (hid == 0 || out == 0 || in == 0 || hid > MLRT__MAX_DIM || out > MLRT__MAX_DIM || in > MLRT__MAX_DIM ||
-        in * hid != len[0] || hid * out != len[2]) {
-        mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS,
-                  FMT ": NeuralSequential w1, b1, w2, b2 hold %llu, %llu, %llu, %llu floats: not in x hidden, hidden, "
-                  "hidden x out, out with each size in 1..%u", (unsigned long long)len[0], (unsigned long long)len[1],
-                  (unsigned long long)len[2], (unsigned long long)len[3], MLRT__MAX_DIM);
-        return NULL;
-    }
-    mlrt__dense_src src[2] = {
-        {"w1", "b1", (uint32_t)in, (uint32_t)hid, p[0], MLRT_F32, true, p[1], MLRT_F32, MLRT_ACT_RELU, false},
-        {"w2", "b2", (uint32_t)hid, (uint32_t)out, p[2], MLRT_F32, true, p[3], MLRT_F32, MLRT_ACT_SOFTMAX, false},
-    };
-    return mlrt__model_build(MLRT_FORMAT_APR, MLRT_KIND_MLP, MLRT_F32, src, 2, &f->ts, c->err);
+        in * hid != len[0] || hid * out != len[2])
+        return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS,
+                          FMT ": NeuralSequential w1, b1, w2, b2 hold %llu, %llu, %llu, %llu floats: not in x hidden, hidden, "
+                          "hidden x out, out with each size in 1..%u", (unsigned long long)len[0], (unsigned long long)len[1],
+                          (unsigned long long)len[2], (unsigned long long)len[3], MLRT__MAX_DIM);
+    d->type = MLRT__DESC_DENSE, d->kind = MLRT_KIND_MLP, d->dtype = MLRT_F32, d->n_layers = 2;
+    d->layers[0] = (mlrt__dense_src){"w1", "b1", (uint32_t)in, (uint32_t)hid, p[0], MLRT_F32, true, p[1], MLRT_F32, MLRT_ACT_RELU, false};
+    d->layers[1] = (mlrt__dense_src){"w2", "b2", (uint32_t)hid, (uint32_t)out, p[2], MLRT_F32, true, p[3], MLRT_F32, MLRT_ACT_SOFTMAX, false};
+    return MLRT_OK;
 }
 
 /* Types aprender cannot write: they have no serde Serialize, so format::save cannot take them. */
@@ -375,32 +368,37 @@ static mlrt_status open_payload(const mlrt__apr_v1 *f, const uint8_t **raw, uint
     return decompress(f, raw, buf, err);
 }
 
-mlrt_model *mlrt__apr_v1_model(const mlrt__apr_v1 *f, mlrt_error *err) {
+mlrt_status mlrt__read_apr_v1_model(const mlrt__apr_v1 *f, mlrt__desc *d, mlrt_error *err) {
     const uint8_t *raw;
     uint8_t *buf;
-    if (open_payload(f, &raw, &buf, err)) {
+    memset(d, 0, sizeof *d);
+    mlrt_status st = open_payload(f, &raw, &buf, err);
+    if (st) {
         free(buf);
-        return NULL;
+        return st;
     }
     mlrt__bincode c = {raw, f->raw_size, 0, mlrt__apr_type_name(f->type), err};
-    mlrt_model *m = NULL;
     char *ngram = NULL;
     switch (f->type) {
-    case MLRT__APR_NEURAL_SEQUENTIAL: m = sequential(&c, f); break;
-    case MLRT__APR_DECISION_TREE: m = mlrt__apr_tree_model(raw, f->raw_size, &f->ts, err); break;
-    case MLRT__APR_RANDOM_FOREST: m = mlrt__apr_forest_model(raw, f->raw_size, &f->ts, err); break;
-    case MLRT__APR_KMEANS: m = mlrt__apr_kmeans_model(raw, f->raw_size, &f->ts, err); break;
+    case MLRT__APR_NEURAL_SEQUENTIAL: st = sequential(&c, d); break;
+    case MLRT__APR_DECISION_TREE: st = mlrt__read_apr_tree(raw, f->raw_size, d, err); break;
+    case MLRT__APR_RANDOM_FOREST: st = mlrt__read_apr_forest(raw, f->raw_size, d, err); break;
+    case MLRT__APR_KMEANS: st = mlrt__read_apr_kmeans(raw, f->raw_size, d, err); break;
     case MLRT__APR_NGRAM_LM:
-        if (!mlrt__apr_ngram_describe(raw, f->raw_size, &ngram, err))
-            mlrt__fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
-                      FMT ": NgramLm (aprender-shell's MarkovModel) suggests shell commands; it takes no input vector, so mlrt "
-                          "can inspect it but not run it");
+        st = mlrt__apr_ngram_describe(raw, f->raw_size, &ngram, err);
+        if (!st)
+            st = mlrt__fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
+                            FMT ": NgramLm (aprender-shell's MarkovModel) suggests shell commands; it takes no input vector, so "
+                                "mlrt can inspect it but not run it");
         free(ngram);
         break;
-    default: m = regression(&c, f, f->type == MLRT__APR_LOGISTIC_REGRESSION); break;
+    default: st = regression(&c, d, f->type == MLRT__APR_LOGISTIC_REGRESSION); break;
     }
-    free(buf);
-    return m;
+    d->format = MLRT_FORMAT_APR;
+    d->ts = &f->ts;
+    if (d->type == MLRT__DESC_DENSE) d->owned = buf; /* the layers point into the decompressed payload */
+    else free(buf);
+    return st;
 }
 
 char *mlrt__apr_v1_payload_json(const mlrt__apr_v1 *f) {

@@ -12,8 +12,7 @@
  * Both checksums are verified (aprender checks only the header's). Refused: compression,
  * encryption and signing flags (aprender's v2 writer sets them without doing any of it), the
  * column-major layout, unknown flags, overlapping tensors, and any byte range out of place. */
-#include "../internal.h"
-#include "../codecs/codecs.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
 

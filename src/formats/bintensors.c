@@ -7,7 +7,7 @@
  *   varint: v < 251 one byte; 251/252/253 then u16/u32/u64 LE.
  * The crate's layout is tried first; the early layout only if the crate's does not read.
  * As the crate: tensors are listed in the order of their data offsets. */
-#include "../internal.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -4,8 +4,7 @@
  *   header = { "__metadata__"?: {str: str}, name: {"dtype": str, "shape": [u64...],
  *              "data_offsets": [begin, end]}, ... }
  * Offsets are relative to the data section; tensors must tile it exactly. */
-#include "../internal.h"
-#include "../codecs/codecs.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,34 +1,7 @@
 /* formats/tensorset.c — the validated list of tensors that SafeTensors, BinTensors and .apr v2 files share. */
-#include "../internal.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
-
-void mlrt__tensorset_free(mlrt__tensorset *ts) {
-    for (size_t i = 0; i < ts->count; i++) free(ts->tensors[i].name);
-    for (size_t i = 0; i < ts->meta_count; i++) {
-        free(ts->meta[i].key);
-        free(ts->meta[i].value);
-    }
-    free(ts->tensors);
-    free(ts->meta);
-    free(ts->meta_json);
-    free(ts->extra_json);
-    memset(ts, 0, sizeof *ts);
-}
-
-const mlrt__tensor *mlrt__tensorset_find(const mlrt__tensorset *ts, const char *name) {
-    size_t n = strlen(name);
-    for (size_t i = 0; i < ts->count; i++)
-        if (ts->tensors[i].name_len == n && memcmp(ts->tensors[i].name, name, n) == 0) return &ts->tensors[i];
-    return NULL;
-}
-
-const char *mlrt__tensorset_meta(const mlrt__tensorset *ts, const char *key) {
-    size_t n = strlen(key);
-    for (size_t i = 0; i < ts->meta_count; i++)
-        if (ts->meta[i].key_len == n && memcmp(ts->meta[i].key, key, n) == 0) return ts->meta[i].value;
-    return NULL;
-}
 
 mlrt_status mlrt__tensor_check_span(const mlrt__tensor *t, const char *fmt_name, mlrt_error *err) {
     uint64_t count = 1, bytes;
@@ -92,18 +65,6 @@ mlrt_status mlrt__tensorset_check_layout(mlrt__tensorset *ts, uint64_t data_len,
         return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensors end at byte %zu of the data but the data is %llu bytes",
                          fmt_name, pos, (unsigned long long)data_len);
     return MLRT_OK;
-}
-
-void mlrt__json_metadata(mlrt__buf *b, const mlrt__tensorset *ts) {
-    if (ts && ts->meta_json) { mlrt__buf_puts(b, ts->meta_json); return; }
-    mlrt__buf_puts(b, "{");
-    for (size_t i = 0; ts && i < ts->meta_count; i++) {
-        if (i) mlrt__buf_puts(b, ",");
-        mlrt__buf_json_string(b, ts->meta[i].key, ts->meta[i].key_len);
-        mlrt__buf_puts(b, ":");
-        mlrt__buf_json_string(b, ts->meta[i].value, ts->meta[i].value_len);
-    }
-    mlrt__buf_puts(b, "}");
 }
 
 mlrt_status mlrt__read_header_length(const uint8_t *b, size_t n, const char *fmt_name, const char *what,

@@ -6,7 +6,7 @@
  * loads, multiplied by the broadcast input. Every weight is read once per row block,
  * front to back. Written with GCC/Clang vector extensions: SIMD128 when compiled with
  * -msimd128, SSE on x86 natively, and plain scalar code in the scalar wasm build. */
-#include "../internal.h"
+#include "kernels.h"
 #include "simd.h"
 #include <math.h>
 #include <string.h>

@@ -15,7 +15,7 @@
  * a file block of 32 elements may straddle two rows when in % 32 != 0, but a run of gcd(in, 32)
  * elements starting at a row offset that is a multiple of it never does.
  * Weights are packed in panels of 8 outputs like the f32 kernels (kernels/dense.c), interleaved in
- * bands of up to 4 panels (32 outputs) so that one pointer walks a band (internal.h, mlrt__q*_at):
+ * bands of up to 4 panels (32 outputs) so that one pointer walks a band (kernels.h, mlrt__q*_at):
  *   Q8  [band][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair and panel)
  *   Q4  [band][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad and panel)
  * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT__WQ_Q4_ROWS): a plain loop, slower.
@@ -32,7 +32,7 @@
  * where qsum[o] = sum_i q[o][i] is kept from the load. Its Q8 panels hold input quads,
  * [band][quad k][output j][t] (16 bytes = 4 outputs x 4 inputs). 7 bits lose precision that 16 did
  * not: its Q8 results are not the other builds' (README, Builds). Q4 is the same in all. */
-#include "../internal.h"
+#include "kernels.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

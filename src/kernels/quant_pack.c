@@ -3,7 +3,7 @@
  *   APR_Q8  f32 scale, then one int8 per element:           w[e] = q[e] * scale
  *   APR_Q4  per 32 elements: f16 scale + 16 bytes; element e of a block is the low nibble of byte
  *           e/2 when e is even, the high nibble when odd:     w[e] = (nibble - 8) * scale[e / 32] */
-#include "../internal.h"
+#include "kernels.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

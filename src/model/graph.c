@@ -309,7 +309,7 @@ void mlrt__graph_free(mlrt__graph *gr) {
             free(op->dense[d].w), free(op->dense[d].b);
         free(op->dense), free(op->wsrc), free(op->bsrc), free(op->wdw), free(op->bdw), free(op->perm), free(op->ins);
     }
-    free(gr->vals), free(gr->ops), free(gr->arena), free(gr->col);
+    free(gr->vals), free(gr->ops), free(gr->arena), free(gr->col), free(gr->facts_json), free(gr->names);
     free(gr);
 }
 

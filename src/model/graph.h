@@ -3,7 +3,8 @@
  * kernels/tensor_ops.c). Not part of the public API. */
 #ifndef MLRT__GRAPH_H
 #define MLRT__GRAPH_H
-#include "../internal.h"
+#include "../formats/formats.h"
+#include "model.h"
 
 /* ---------------------------------------------------------------- the file, as parsed */
 
@@ -166,7 +167,10 @@ typedef struct mlrt__graph {
     size_t col_floats, zeros_floats;
     uint64_t weight_bytes, params;
     uint64_t macs;                  /* multiply-adds (and window reads) per sample: the plan's cost */
+    char *facts_json;               /* the model's "onnx":{...} member of info */
+    char *names;                    /* the input's and the output's names, NUL-terminated, one after the other */
 } mlrt__graph;
+extern const mlrt__family mlrt__graph_family;
 
 /* Builds the plan from a parsed file: every op checked, shapes inferred, BatchNormalization folded,
  * activations fused, weights packed, the arena planned. On failure *err names the node. */
@@ -174,7 +178,6 @@ mlrt_model *mlrt__onnx_model(mlrt__onnx *g, mlrt_error *err); /* takes the initi
 /* The graph's description for inspect, when it builds no model too ("onnx":{...} members). */
 char *mlrt__onnx_describe(const mlrt__onnx *g);
 void mlrt__graph_free(mlrt__graph *gr);
-mlrt_status mlrt__graph_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err);
 /* Runs ops [0, n_ops) for `rows` samples: x is the input, the result is left in the output value. */
 void mlrt__graph_run(const mlrt__graph *gr, const float *x, size_t rows);
 /* Runs one op for `rows` samples (constants folded at load: rows = 1). */

@@ -226,40 +226,50 @@ static uint64_t graph_params(mlrt__graph *gr) {
 }
 
 mlrt_model *mlrt__graph_model(const mlrt__onnx *g, mlrt__graph *gr, mlrt_error *err) {
-    mlrt_model *m = calloc(1, sizeof *m);
-    if (!m) { mlrt__graph_free(gr); mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory"); return NULL; }
-    m->graph = gr;
     gr->params = graph_params(gr);
-    m->format = MLRT_FORMAT_ONNX;
-    m->kind = MLRT_KIND_GRAPH;
-    m->dtype = MLRT_F32;
-    m->in_size = (uint32_t)gr->vals[gr->input].count;
-    m->out_size = (uint32_t)gr->vals[gr->output].count;
-    m->task = m->out_size > 1 ? MLRT_TASK_CLASSIFICATION : MLRT_TASK_REGRESSION;
-    bool oom = false;
-    if (m->task == MLRT_TASK_CLASSIFICATION) {
-        m->n_classes = m->out_size;
-        if (!(m->classes = malloc(m->n_classes * sizeof *m->classes))) oom = true;
-        for (uint32_t i = 0; !oom && i < m->n_classes; i++) m->classes[i] = i;
-    }
-    if (oom || mlrt__model_label_scratch(m)) oom = true;
     mlrt__buf j = {0};
-    mlrt__buf_printf(&j, "{\"format\":\"onnx\",\"kind\":\"graph\"");
-    mlrt__model_facts_json(&j, m);
-    mlrt__buf_printf(&j, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"F32\",\"params\":%llu,\"weightBytes\":%llu,"
-                        "\"layers\":[],\"metadata\":{},",
-                    m->in_size, m->out_size, (unsigned long long)gr->params, (unsigned long long)gr->weight_bytes);
     describe(&j, g);
     if (!j.oom) j.len--, j.data[j.len] = 0; /* reopen "onnx":{...} for the plan */
     mlrt__buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"macs\":%llu,\"arenaBytes\":%zu,"
-                        "\"scratchBytes\":%zu}}}", gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops,
-                    (unsigned long long)gr->macs, gr->arena_floats * 4, (gr->col_floats + gr->zeros_floats) * 4);
-    m->info_json = j.data;
-    if (oom || j.oom) {
-        if (j.oom) free(j.data), m->info_json = NULL;
+                         "\"scratchBytes\":%zu}}", gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops,
+                     (unsigned long long)gr->macs, gr->arena_floats * 4, (gr->col_floats + gr->zeros_floats) * 4);
+    gr->facts_json = j.data;
+    if (j.oom) {
+        free(j.data), gr->facts_json = NULL;
+        mlrt__graph_free(gr);
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+        return NULL;
+    }
+    mlrt_model *m = mlrt__model_new(&mlrt__graph_family, gr, MLRT_FORMAT_ONNX, MLRT_KIND_GRAPH, err);
+    if (!m) return NULL;
+    const mlrt__gval *in = &gr->vals[gr->input], *out = &gr->vals[gr->output];
+    m->in_size = (uint32_t)in->count;
+    m->out_size = (uint32_t)out->count;
+    m->n_inputs = m->n_outputs = 1;
+    m->inputs = calloc(1, sizeof *m->inputs);
+    m->outputs = calloc(1, sizeof *m->outputs);
+    bool oom = !m->inputs || !m->outputs;
+    if (!oom) {
+        const mlrt__onnx_value *iv = &g->values[g->inputs[0]], *ov = &g->values[g->outputs[0]];
+        char *names = malloc(iv->name.n + ov->name.n + 2);
+        if ((oom = !names)) goto done;
+        memcpy(names, iv->name.p, iv->name.n), names[iv->name.n] = 0;
+        memcpy(names + iv->name.n + 1, ov->name.p, ov->name.n), names[iv->name.n + 1 + ov->name.n] = 0;
+        gr->names = names;
+        m->inputs[0].t = (mlrt_tensor){names, MLRT_F32, in->rank, {0}, NULL};
+        m->outputs[0].t = (mlrt_tensor){names + iv->name.n + 1, MLRT_F32, out->rank, {0}, NULL};
+        memcpy(m->inputs[0].t.dims, in->dims, in->rank * sizeof *in->dims);
+        memcpy(m->outputs[0].t.dims, out->dims, out->rank * sizeof *out->dims);
+        if (gr->batched) {
+            m->inputs[0].t.dims[0] = m->outputs[0].t.dims[0] = -1;
+            m->inputs[0].sym[0] = m->outputs[0].sym[0] = "batch";
+        }
+    }
+done:
+    if (oom || mlrt__model_labels(m, m->out_size > 1 ? MLRT_TASK_CLASSIFICATION : MLRT_TASK_REGRESSION, m->out_size)) {
         mlrt_free(m);
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
         return NULL;
     }
-    return m;
+    return mlrt__model_finish(m, NULL, err);
 }

@@ -84,10 +84,10 @@ void mlrt__graph_run(const mlrt__graph *gr, const float *x, size_t rows) {
     for (uint32_t k = 0; k < gr->n_ops; k++) mlrt__graph_run_op(gr, &gr->ops[k], rows);
 }
 
-mlrt_status mlrt__graph_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
-    mlrt_status st = mlrt__check_rows(m, in, n, out, "predict", err);
+static mlrt_status graph_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    mlrt_status st = mlrt__check_rows(m, in, n, out, true, "predict", err);
     if (st) return st;
-    const mlrt__graph *gr = m->graph;
+    const mlrt__graph *gr = m->impl;
     for (size_t r = 0; r < n; r += gr->tile_rows) {
         size_t rows = n - r < gr->tile_rows ? n - r : gr->tile_rows;
         mlrt__graph_run(gr, in + r * m->in_size, rows);
@@ -96,6 +96,33 @@ mlrt_status mlrt__graph_predict(mlrt_model *m, const float *in, size_t n, float 
     for (size_t k = 0; k < n * m->out_size; k++)
         if (!isfinite(out[k]))
             return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu is not finite (an overflow, or a "
-                             "division by zero in the graph)", k % m->out_size, k / m->out_size);
+                              "division by zero in the graph)", k % m->out_size, k / m->out_size);
     return MLRT_OK;
 }
+
+/* The one input [batch, ...] (or its fixed shape) -> the one output. */
+static mlrt_status graph_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err) {
+    const mlrt__graph *gr = m->impl;
+    size_t n = gr->batched ? (size_t)in[0].dims[0] : 1;
+    int64_t dims[MLRT_MAX_DIMS];
+    const mlrt__gval *ov = &gr->vals[gr->output];
+    memcpy(dims, ov->dims, ov->rank * sizeof *dims);
+    if (gr->batched) dims[0] = (int64_t)n;
+    float *y = mlrt__output(m, 0, ov->rank, dims, err);
+    return y ? graph_predict(m, in[0].data, n, y, err) : MLRT_ERR_OUT_OF_MEMORY;
+}
+
+static void graph_free(mlrt_model *m) { mlrt__graph_free(m->impl); }
+
+static void graph_facts(mlrt__buf *b, const mlrt_model *m) {
+    const mlrt__graph *gr = m->impl;
+    mlrt__buf_puts(b, ",");
+    mlrt__buf_puts(b, gr->facts_json);
+}
+
+static uint64_t graph_params(const mlrt_model *m) { return ((const mlrt__graph *)m->impl)->params; }
+static uint64_t graph_weight_bytes(const mlrt_model *m) { return ((const mlrt__graph *)m->impl)->weight_bytes; }
+
+const mlrt__family mlrt__graph_family = {
+    "graph", graph_run, graph_predict, NULL, NULL, graph_free, graph_facts, graph_params, graph_weight_bytes, NULL,
+};

@@ -1,6 +1,5 @@
 /* test_apr.c — .apr v1/v2 containers, MessagePack metadata and float formatting (included by
  * test_main.c, whose harness it shares; the cases mirror tests/apr.test.mjs natively). */
-#include "internal.h"
 #include "codecs/codecs.h"
 
 /* ------------------------------------------------------------------ builders */

@@ -9,7 +9,6 @@
  * shape as test_main.c: checks record file:line and keep going, a test passes when none of its
  * checks failed, the last line printed is "N passed, N failed", the exit status 1 on failure. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, alarm */
-#include "internal.h"
 #include "codecs/codecs.h"
 #include <signal.h>
 #include <stdarg.h>

@@ -2,7 +2,6 @@
  * sanitizers: the PyTorch zoo against PyTorch's outputs, every truncation of a small export, and
  * graphs built byte by byte. Included by test_main.c. */
 #include "codecs/codecs.h"
-#include "model/graph.h"
 
 /* A protobuf writer for the tests: appends to a bytes buffer. */
 static void pb_varint(bytes *b, uint64_t v) {

@@ -1,4 +1,4 @@
-/* fuzz_apr_v1.c — libFuzzer target for .apr v1 ("APRN"): mlrt__read_apr_v1, mlrt__apr_v1_model, and
+/* fuzz_apr_v1.c — libFuzzer target for .apr v1 ("APRN"): mlrt__read_apr_v1, mlrt__read_apr_v1_model, and
  * the public load (with and without expect) and inspect.
  * Almost every mutation breaks the CRC, so each input also runs once more as "APRN" + its bytes
  * after the magic with the trailer recomputed: that copy reaches the header checks, the
@@ -10,7 +10,6 @@
  * Inputs declaring a compressed payload of more than 16 MiB are skipped: the output buffer is
  * allocated at that size before decoding (legitimately, up to aprender's 1 GiB). */
 #include "fuzz_common.h"
-#include "codecs/codecs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,11 +41,15 @@ static void run(const uint8_t *data, size_t size) {
     }
     FUZZ_ASSERT(aprn, "accepted without the APRN magic");
     check_container(&f);
-    mlrt_model *m = mlrt__apr_v1_model(&f, &e);
+    mlrt__desc d, oracle;
+    mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, &e) ? NULL : mlrt__build(&d, &e);
+    mlrt__desc_free(&d);
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
         FUZZ_ASSERT(mlrt_model_format(m) == MLRT_FORMAT_APR, "format");
-        fuzz_exercise_model(m);
+        FUZZ_ASSERT(mlrt__read_apr_v1_model(&f, &oracle, &e2) == MLRT_OK, "a second reading: %s", e2.message);
+        fuzz_exercise_model(m, &oracle);
+        mlrt__desc_free(&oracle);
         FUZZ_ASSERT(m2 && strcmp(mlrt_model_info_json(m), mlrt_model_info_json(m2)) == 0, "load differs: %s",
                     m2 ? "info" : e2.message);
     } else {

@@ -10,7 +10,6 @@
  * recognition fails only with model-level statuses; a model runs correctly; the reader, load and
  * inspect agree. */
 #include "fuzz_common.h"
-#include "codecs/codecs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -55,10 +54,11 @@ static void run(const uint8_t *data, size_t size) {
     }
     FUZZ_ASSERT(v2, "accepted without the magic");
     check_tensorset(&ts, size);
-    mlrt_model *m = mlrt__model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
+    mlrt__desc d;
+    mlrt_model *m = fuzz_build_tensors(data, &ts, &d, &e);
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
-        fuzz_exercise_model(m);
+        fuzz_exercise_model(m, &d);
         FUZZ_ASSERT(m2 && strcmp(mlrt_model_info_json(m), mlrt_model_info_json(m2)) == 0, "load differs");
     } else {
         fuzz_check_error(e.code, &e);
@@ -67,6 +67,7 @@ static void run(const uint8_t *data, size_t size) {
                     m2 ? "OK" : mlrt_status_name(e2.code));
     }
     mlrt_free(m);
+    mlrt__desc_free(&d);
     mlrt_free(m2);
     fuzz_check_inspect_ok(data, size, "apr");
     mlrt__tensorset_free(&ts);

@@ -1,4 +1,4 @@
-/* fuzz_bin.c — libFuzzer target for the raw .bin MLP reader (mlrt__load_bin).
+/* fuzz_bin.c — libFuzzer target for the raw .bin MLP reader (mlrt__read_bin).
  * Oracles (fuzz_common.h): refusals are well-formed; a loaded model is consistent, predicts
  * like a double forward pass, batch == single; format detection and inspect agree that the
  * bytes are a .bin file. */
@@ -9,8 +9,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > FUZZ_MAX_INPUT) return 0;
     mlrt_error e;
-    mlrt_model *m = mlrt__load_bin(data, size, &e);
+    mlrt__desc d;
+    mlrt_status st = mlrt__read_bin(data, size, &d, &e);
+    mlrt_model *m = st ? NULL : mlrt__build(&d, &e);
     if (!m) {
+        mlrt__desc_free(&d);
         fuzz_check_error(e.code, &e);
         FUZZ_ASSERT(strncmp(e.message, "bin: ", 5) == 0 || e.code == MLRT_ERR_NON_FINITE ||
                         e.code == MLRT_ERR_OUT_OF_MEMORY,
@@ -25,7 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (unsigned long long)mlrt_param_count(m));
     FUZZ_ASSERT(mlrt_layer(m, 0).activation == MLRT_ACT_RELU && mlrt_layer(m, 1).activation == MLRT_ACT_SOFTMAX,
                 "activations");
-    fuzz_exercise_model(m);
+    mlrt__desc_free(&d);
+    FUZZ_ASSERT(mlrt__read_bin(data, size, &d, &e) == MLRT_OK, "a second reading: %s", e.message);
+    fuzz_exercise_model(m, &d);
     mlrt_free(m);
 
     /* the public entry point must recognise the same bytes as .bin */

@@ -1,5 +1,5 @@
 /* fuzz_bintensors.c — libFuzzer target for the BinTensors reader (both layouts), model recognition and
- * inspect: mlrt__read_bintensors, then mlrt__model_from_tensors, then mlrt_inspect.
+ * inspect: mlrt__read_bintensors, then mlrt__recognize and mlrt__build, then mlrt_inspect.
  * Oracles (fuzz_common.h): refusals are well-formed; an accepted file tiles its data exactly;
  * recognition fails only with model-level statuses; a model runs correctly; the public entry
  * point and inspect agree with the reader. */
@@ -33,12 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(size >= 9 && data[8] <= 1 && mlrt__rd_u64(data) <= size - 8, "accepted a metadata option tag other than 0 or 1");
     fuzz_check_tensorset(&ts, size);
 
-    mlrt_model *m = mlrt__model_from_tensors(data, &ts, MLRT_LAYOUT_AUTO, &e);
+    mlrt__desc d;
+    mlrt_model *m = fuzz_build_tensors(data, &ts, &d, &e);
     mlrt_error e2;
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
         FUZZ_ASSERT(mlrt_model_format(m) == MLRT_FORMAT_BINTENSORS, "format");
-        fuzz_exercise_model(m);
+        fuzz_exercise_model(m, &d);
         FUZZ_ASSERT(m2 != NULL, "from_tensors OK but load_from_bytes: %s", e2.message);
         FUZZ_ASSERT(strcmp(mlrt_model_info_json(m), mlrt_model_info_json(m2)) == 0, "info differs");
     } else {
@@ -49,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     mlrt_status_name(e.code), m2 ? "OK" : mlrt_status_name(e2.code));
     }
     mlrt_free(m);
+    mlrt__desc_free(&d);
     mlrt_free(m2);
     fuzz_check_inspect_ok(data, size, "bintensors");
     mlrt__tensorset_free(&ts);

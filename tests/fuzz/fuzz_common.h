@@ -12,8 +12,10 @@
 #ifndef MLRT__FUZZ_COMMON_H
 #define MLRT__FUZZ_COMMON_H
 
-#include "internal.h"
+#include "mlrt.h"
 #include "codecs/codecs.h"
+#include "formats/formats.h"
+#include "model/model.h"
 #include "model/graph.h" /* mlrt__onnx_sniff: detection tries ONNX before the tensor formats */
 #include <math.h>
 #include <stdio.h>
@@ -99,7 +101,23 @@ static void fuzz_check_tensorset(const mlrt__tensorset *ts, size_t file_size) {
     }
 }
 
-/* The statuses mlrt__model_from_tensors may give for a valid tensor set. */
+/* A tensor set's model, built from one reading of it while d keeps another for the oracle; NULL with *e
+ * when the tensors make no model (d is then empty). */
+static mlrt_model *fuzz_build_tensors(const uint8_t *file, const mlrt__tensorset *ts, mlrt__desc *d, mlrt_error *e) {
+    mlrt__desc built;
+    if (mlrt__recognize(file, ts, MLRT_LAYOUT_AUTO, &built, e)) {
+        mlrt__desc_free(&built);
+        memset(d, 0, sizeof *d);
+        return NULL;
+    }
+    mlrt_model *m = mlrt__build(&built, e);
+    mlrt__desc_free(&built);
+    mlrt_error again;
+    FUZZ_ASSERT(mlrt__recognize(file, ts, MLRT_LAYOUT_AUTO, d, &again) == MLRT_OK, "a second reading differs: %s", again.message);
+    return m;
+}
+
+/* The statuses recognising and building may give for a valid tensor set. */
 static int fuzz_is_model_error(mlrt_status st) {
     return st == MLRT_ERR_NOT_A_MODEL || st == MLRT_ERR_BAD_DIMENSIONS || st == MLRT_ERR_UNSUPPORTED ||
            st == MLRT_ERR_BAD_HEADER || st == MLRT_ERR_NON_FINITE || st == MLRT_ERR_OUT_OF_MEMORY;
@@ -117,35 +135,41 @@ static double fuzz_act(mlrt_activation a, double v) {
     }
 }
 
+/* Rows the harness runs on a model this wide: fewer for very wide inputs, so that its own buffers
+ * stay far below libFuzzer's malloc limit (a valid 155-byte tree may take 2^24 features). */
+static size_t fuzz_rows(size_t width, size_t rows) { return width > (1u << 20) ? 1 : rows; }
+
 /* Runs a model on rows of zeros, ones and minus ones, and checks it as described at the top. */
 /* Trees, forests, KMeans: batch = single, every output and label well-formed, and each tree's
- * leaf for every row found again by a plain pointer walk. */
-static void fuzz_exercise_classic(mlrt_model *m) {
+ * leaf for every row found again by a plain pointer walk over the description d the model was
+ * built from (a second read of the same file). */
+static void fuzz_exercise_classic(mlrt_model *m, const mlrt__desc *d) {
     size_t in = mlrt_input_size(m), out = mlrt_output_size(m);
     FUZZ_ASSERT(in >= 1 && out >= 1 && mlrt_layer_count(m) == 0, "in %zu out %zu", in, out);
     fuzz_check_json_output(mlrt_model_info_json(m));
     enum { ROWS = 4 };
     static const float row_value[ROWS] = {0.0f, 1.0f, -1.0f, NAN};
-    size_t rows = m->kmeans ? ROWS - 1 : ROWS; /* KMeans takes finite inputs only */
-    float *x = malloc(ROWS * in * sizeof(float)), *y = malloc(ROWS * out * sizeof(float)), *y1 = malloc(out * sizeof(float));
+    const bool kmeans = mlrt_model_kind(m) == MLRT_KIND_KMEANS;
+    size_t rows = fuzz_rows(in > out ? in : out, kmeans ? ROWS - 1 : ROWS); /* KMeans takes finite inputs only */
+    float *x = malloc(rows * in * sizeof(float)), *y = malloc(rows * out * sizeof(float)), *y1 = malloc(out * sizeof(float));
     uint32_t labels[ROWS], l1;
     FUZZ_ASSERT(x && y && y1, "out of memory");
-    for (size_t r = 0; r < ROWS; r++)
+    for (size_t r = 0; r < rows; r++)
         for (size_t i = 0; i < in; i++) x[r * in + i] = row_value[r] * (float)(i % 3);
     mlrt_error e;
     mlrt_status st = mlrt_predict_batch(m, x, rows, y, &e);
-    FUZZ_ASSERT(st == MLRT_OK || (m->kmeans && st == MLRT_ERR_NON_FINITE), "predict_batch: %s", e.message);
+    FUZZ_ASSERT(st == MLRT_OK || (kmeans && st == MLRT_ERR_NON_FINITE), "predict_batch: %s", e.message);
     mlrt_status lst = mlrt_predict_labels(m, x, rows, labels, &e);
-    FUZZ_ASSERT(m->task == MLRT_TASK_REGRESSION ? lst == MLRT_ERR_INVALID_ARGUMENT : lst == st, "labels: %s", e.message);
+    FUZZ_ASSERT(mlrt_model_task(m) == MLRT_TASK_REGRESSION ? lst == MLRT_ERR_INVALID_ARGUMENT : lst == st, "labels: %s", e.message);
     for (size_t r = 0; r < rows && st == MLRT_OK; r++) {
         FUZZ_ASSERT(mlrt_predict(m, x + r * in, y1, &e) == MLRT_OK, "predict: %s", e.message);
         FUZZ_ASSERT(memcmp(y1, y + r * out, out * sizeof(float)) == 0, "row %zu: batch differs from single", r);
         if (lst == MLRT_OK) {
             FUZZ_ASSERT(mlrt_predict_labels(m, x + r * in, 1, &l1, &e) == MLRT_OK && l1 == labels[r], "row %zu label", r);
-            if (m->kmeans) FUZZ_ASSERT(labels[r] < out, "cluster %u of %zu", labels[r], out);
+            if (kmeans) FUZZ_ASSERT(labels[r] < out, "cluster %u of %zu", labels[r], out);
         }
-        if (!m->forest) continue;
-        const mlrt__forest *f = m->forest;
+        if (!d->forest) continue;
+        const mlrt__forest *f = d->forest;
         float sum = 0.0f;
         bool hit = false;
         for (uint32_t t = 0; t < f->n_trees; t++) { /* the oracle walk */
@@ -162,11 +186,11 @@ static void fuzz_exercise_classic(mlrt_model *m) {
                 hit |= y[r * out + f->nodes[n].v.cls] > 0;
             }
         }
-        if (f->regression) FUZZ_ASSERT(y[r] == (m->kind == MLRT_KIND_RANDOM_FOREST ? sum / (float)f->n_trees : sum), "row %zu value", r);
+        if (f->regression) FUZZ_ASSERT(y[r] == (mlrt_model_kind(m) == MLRT_KIND_RANDOM_FOREST ? sum / (float)f->n_trees : sum), "row %zu value", r);
         else FUZZ_ASSERT(hit, "row %zu: no leaf's class has a score", r);
         if (!f->regression && lst == MLRT_OK) {
             bool known = false;
-            for (uint32_t c = 0; c < f->n_classes; c++) known |= f->classes[c] == labels[r];
+            for (uint32_t c = 0; c < f->n_classes; c++) known |= mlrt_class_label(m, c) == labels[r];
             FUZZ_ASSERT(known, "row %zu: label %u is not a class", r, labels[r]);
         }
     }
@@ -205,9 +229,10 @@ static void fuzz_check_fork_and_slices(mlrt_model *m, const float *x, size_t row
     mlrt_free(f);
 }
 
-static void fuzz_exercise_model(mlrt_model *m) {
-    if (m->forest || m->kmeans) {
-        fuzz_exercise_classic(m);
+/* d: the description m was built from, read again (the classical models' oracle walks it). */
+static void fuzz_exercise_model(mlrt_model *m, const mlrt__desc *d) {
+    if (d->type == MLRT__DESC_FOREST || d->type == MLRT__DESC_KMEANS) {
+        fuzz_exercise_classic(m, d);
         return;
     }
     size_t in = mlrt_input_size(m), out = mlrt_output_size(m), nl = mlrt_layer_count(m);
@@ -225,19 +250,22 @@ static void fuzz_exercise_model(mlrt_model *m) {
 
     enum { ROWS = 3 };
     static const float row_value[ROWS] = {0.0f, 1.0f, -1.0f};
-    float *x = malloc(ROWS * in * sizeof(float)), *y = malloc(ROWS * out * sizeof(float));
+    size_t width = in;
+    for (size_t i = 0; i < nl; i++) width = mlrt_layer(m, i).outputs > width ? mlrt_layer(m, i).outputs : width;
+    const size_t rows = fuzz_rows(width, ROWS);
+    float *x = malloc(rows * in * sizeof(float)), *y = malloc(rows * out * sizeof(float));
     float *y1 = malloc(out * sizeof(float));
     FUZZ_ASSERT(x && y && y1, "out of memory");
-    for (size_t r = 0; r < ROWS; r++)
+    for (size_t r = 0; r < rows; r++)
         for (size_t i = 0; i < in; i++) x[r * in + i] = row_value[r];
     /* A prediction either succeeds with finite outputs or, when finite weights overflow float,
      * is refused with NON_FINITE (checked against the bound below); a batch is refused iff one
      * of its rows is, and otherwise equals the rows predicted one at a time, bit for bit. */
     mlrt_error e;
-    mlrt_status st = mlrt_predict_batch(m, x, ROWS, y, &e), row_st[ROWS];
+    mlrt_status st = mlrt_predict_batch(m, x, rows, y, &e), row_st[ROWS];
     FUZZ_ASSERT(st == MLRT_OK || st == MLRT_ERR_NON_FINITE, "predict_batch: %s", e.message);
     bool any_refused = false;
-    for (size_t r = 0; r < ROWS; r++) {
+    for (size_t r = 0; r < rows; r++) {
         row_st[r] = mlrt_predict(m, x + r * in, y1, &e);
         FUZZ_ASSERT(row_st[r] == MLRT_OK || row_st[r] == MLRT_ERR_NON_FINITE, "predict: %s", e.message);
         any_refused |= row_st[r] != MLRT_OK;
@@ -250,53 +278,56 @@ static void fuzz_exercise_model(mlrt_model *m) {
     }
     FUZZ_ASSERT(any_refused == (st != MLRT_OK), "the batch was %s but %s row was refused", st ? "refused" : "accepted",
                 any_refused ? "a" : "no");
-    if (st == MLRT_OK) fuzz_check_fork_and_slices(m, x, ROWS, y);
+    if (st == MLRT_OK) fuzz_check_fork_and_slices(m, x, rows, y);
 
-    /* A double-precision forward pass over the packed weights, with a bound on every value. */
-    size_t width = in;
-    for (size_t i = 0; i < nl; i++) width = m->layers[i].out > width ? m->layers[i].out : width;
+    /* A double-precision forward pass over the weights as the model holds them (mlrt_layer_weights:
+     * the packed or quantized weights as f32), with a bound on every value. */
     double *a = malloc(width * sizeof(double)), *z = malloc(width * sizeof(double));
     FUZZ_ASSERT(a && z, "out of memory");
-    for (size_t r = 0; r < ROWS; r++) {
+    for (size_t r = 0; r < rows; r++) {
         /* bound: |every value| <= bound; err: what float rounding can have changed so far
          * (summation: (in + 2) ulp of the sum of magnitudes; activations: Lipschitz <= 2, plus
          * a few ulp of their own) */
         double bound = 1, peak = 1, err = 0; /* peak: the largest bound before any squashing */
         for (size_t i = 0; i < in; i++) a[i] = row_value[r];
         for (size_t l = 0; l < nl; l++) {
-            const mlrt__dense *d = &m->layers[l];
+            const mlrt_layer_info li = mlrt_layer(m, l);
+            const struct { size_t in, out; mlrt_activation act; } L = {li.inputs, li.outputs, li.activation}, *dl = &L;
+            const bool quantized = d->layers[l].w_dtype == MLRT_APR_Q8 || d->layers[l].w_dtype == MLRT_APR_Q4;
+            float *w = malloc(dl->in * dl->out * sizeof(float)), *bias = malloc(dl->out * sizeof(float));
+            FUZZ_ASSERT(w && bias && mlrt_layer_weights(m, l, w, bias, &e) == MLRT_OK, "layer_weights %zu", l);
             double maxw = 0, maxb = 0, mag = 0;
-            for (size_t o = 0; o < d->out; o++) {
-                const float *panel = d->wq ? NULL : d->w + (o / MLRT__PANEL) * (size_t)d->in * MLRT__PANEL + o % MLRT__PANEL;
-                double s = d->b[o], sa = fabs(d->b[o]);
-                for (size_t i = 0; i < d->in; i++) {
-                    double w = d->wq ? mlrt__quant_weight(d, o, i) : panel[i * MLRT__PANEL];
-                    s += w * a[i];
-                    sa += fabs(w * a[i]);
-                    maxw = fabs(w) > maxw ? fabs(w) : maxw;
+            for (size_t o = 0; o < dl->out; o++) {
+                double s = bias[o], sa = fabs(bias[o]);
+                for (size_t i = 0; i < dl->in; i++) {
+                    double wi = w[o * dl->in + i];
+                    s += wi * a[i];
+                    sa += fabs(wi * a[i]);
+                    maxw = fabs(wi) > maxw ? fabs(wi) : maxw;
                 }
-                maxb = fabs(d->b[o]) > maxb ? fabs(d->b[o]) : maxb;
+                maxb = fabs(bias[o]) > maxb ? fabs(bias[o]) : maxb;
                 mag = sa > mag ? sa : mag;
                 z[o] = s;
             }
+            free(w), free(bias);
             double bound_in = bound;
-            bound = (double)d->in * maxw * bound + maxb;
+            bound = (double)dl->in * maxw * bound + maxb;
             peak = bound > peak ? bound : peak;
-            err = err * (double)d->in * maxw + (double)(d->in + 2) * 0x1p-23 * (mag + (double)d->in * maxw * err);
-            if (d->wq) /* int16 activations: each off by at most half a step of max|a| / 32767 (+ its rounding) */
-                err += (double)d->in * maxw * (bound_in + err) * (0.5 / 32767 + 0x1p-20);
-            if (d->act == MLRT_ACT_SOFTMAX) {
+            err = err * (double)dl->in * maxw + (double)(dl->in + 2) * 0x1p-23 * (mag + (double)dl->in * maxw * err);
+            if (quantized) /* int16 activations: each off by at most half a step of max|a| / 32767 (+ its rounding) */
+                err += (double)dl->in * maxw * (bound_in + err) * (0.5 / 32767 + 0x1p-20);
+            if (dl->act == MLRT_ACT_SOFTMAX) {
                 double mx = z[0], sum = 0;
-                for (size_t o = 1; o < d->out; o++) mx = z[o] > mx ? z[o] : mx;
-                for (size_t o = 0; o < d->out; o++) sum += (z[o] = exp(z[o] - mx));
-                for (size_t o = 0; o < d->out; o++) z[o] /= sum;
+                for (size_t o = 1; o < dl->out; o++) mx = z[o] > mx ? z[o] : mx;
+                for (size_t o = 0; o < dl->out; o++) sum += (z[o] = exp(z[o] - mx));
+                for (size_t o = 0; o < dl->out; o++) z[o] /= sum;
             } else {
-                for (size_t o = 0; o < d->out; o++) z[o] = fuzz_act(d->act, z[o]);
+                for (size_t o = 0; o < dl->out; o++) z[o] = fuzz_act(dl->act, z[o]);
             }
-            if (d->act == MLRT_ACT_SOFTMAX || d->act == MLRT_ACT_SIGMOID || d->act == MLRT_ACT_TANH)
+            if (dl->act == MLRT_ACT_SOFTMAX || dl->act == MLRT_ACT_SIGMOID || dl->act == MLRT_ACT_TANH)
                 bound = bound < 1 ? bound : 1;
-            if (d->act != MLRT_ACT_IDENTITY) err = 2 * err + (double)(d->out + 8) * 0x1p-22 * (1 + bound);
-            memcpy(a, z, d->out * sizeof(double));
+            if (dl->act != MLRT_ACT_IDENTITY) err = 2 * err + (double)(dl->out + 8) * 0x1p-22 * (1 + bound);
+            memcpy(a, z, dl->out * sizeof(double));
         }
         const float *got = y + r * out;
         if (row_st[r] != MLRT_OK) { /* refused as overflowing: only where overflow is possible */

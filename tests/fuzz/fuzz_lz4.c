@@ -6,23 +6,13 @@
  * small greedy LZ4 encoder below and must decode back exactly (overlapping matches, long
  * literal runs and length extensions all come out of it). */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
-#include "internal.h"
-#include "codecs/codecs.h"
+#include "fuzz_common.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_OUT (1u << 20)
 
-#define FUZZ_ASSERT(cond, ...)                                                                       \
-    do {                                                                                             \
-        if (!(cond)) {                                                                               \
-            fprintf(stderr, "\nfuzz oracle failed at %s:%d: %s\n  ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                            \
-            fputc('\n', stderr);                                                                     \
-            abort();                                                                                 \
-        }                                                                                            \
-    } while (0)
 
 /* A refusal: one of the documented codes, and a one-line message naming the decoder. */
 static void check_refusal(mlrt_status st, const mlrt_error *e, const char *prefix) {

@@ -6,7 +6,6 @@
  * input bytes prints as a decimal that reads back to the same value and has no shorter form that
  * does (checked with libc's strtod/strtof and snprintf). */
 #include "fuzz_common.h"
-#include "codecs/codecs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
  * outputs or NON_FINITE, a batch giving each row's bits. Seeds: the PyTorch zoo (tests/onnx/zoo),
  * cut to -max_len, and the small graphs of tests/fuzz/seeds/fuzz_onnx. */
 #include "fuzz_common.h"
-#include "../../src/model/graph.h"
+#include "model/graph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -18,7 +18,8 @@ static void exercise(mlrt_model *m) {
     size_t in = mlrt_input_size(m), out = mlrt_output_size(m);
     FUZZ_ASSERT(in >= 1 && out >= 1 && in <= MLRT__MAX_ACTIVATION && out <= MLRT__MAX_ACTIVATION, "sizes %zu %zu", in, out);
     fuzz_check_json_output(mlrt_model_info_json(m));
-    if (m->graph->macs > (1u << 22) || in > (1u << 16)) return; /* too slow to run in the fuzzer's time */
+    const mlrt__graph *gr = m->impl; /* (a graph model's state) */
+    if (gr->macs > (1u << 22) || in > (1u << 16)) return; /* too slow to run in the fuzzer's time */
     enum { ROWS = 3 };
     static const float v[ROWS] = {0.0f, 1.0f, -1.0f};
     float *x = malloc(ROWS * in * sizeof(float)), *y = malloc(ROWS * out * sizeof(float)), *y1 = malloc(out * sizeof(float));
@@ -26,9 +27,9 @@ static void exercise(mlrt_model *m) {
     for (size_t r = 0; r < ROWS; r++)
         for (size_t i = 0; i < in; i++) x[r * in + i] = v[r];
     mlrt_error e;
-    mlrt_status st = mlrt_predict_batch(m, x, m->graph->batched ? ROWS : 1, y, &e);
+    mlrt_status st = mlrt_predict_batch(m, x, gr->batched ? ROWS : 1, y, &e);
     FUZZ_ASSERT(st == MLRT_OK || st == MLRT_ERR_NON_FINITE, "predict_batch: %s", e.message);
-    for (size_t r = 0; st == MLRT_OK && r < (m->graph->batched ? ROWS : 1); r++) {
+    for (size_t r = 0; st == MLRT_OK && r < (gr->batched ? ROWS : 1); r++) {
         mlrt_status s1 = mlrt_predict(m, x + r * in, y1, &e);
         FUZZ_ASSERT(s1 == MLRT_OK, "the batch ran but row %zu alone: %s", r, e.message);
         FUZZ_ASSERT(memcmp(y1, y + r * out, out * sizeof(float)) == 0, "row %zu: batch differs from single", r);

@@ -4,23 +4,13 @@
  * Checks: only the documented status codes, "zstd: " messages, and a frame that decodes at
  * out_len fails with SIZE_MISMATCH at out_len +- 1 (the frame decodes to exactly one length). */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
-#include "internal.h"
-#include "codecs/codecs.h"
+#include "fuzz_common.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_OUT (1u << 20)
 
-#define FUZZ_ASSERT(cond, ...)                                                                       \
-    do {                                                                                             \
-        if (!(cond)) {                                                                               \
-            fprintf(stderr, "\nfuzz oracle failed at %s:%d: %s\n  ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                            \
-            fputc('\n', stderr);                                                                     \
-            abort();                                                                                 \
-        }                                                                                            \
-    } while (0)
 
 /* A refusal: one of the documented codes, and a one-line message naming the decoder. */
 static void check_refusal(mlrt_status st, const mlrt_error *e, const char *prefix) {

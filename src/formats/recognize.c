@@ -1,4 +1,4 @@
-/* model/recognize.c — which model a set of named tensors is.
+/* formats/recognize.c — which model a set of named tensors is.
  *
  *   linear regression    'coefficients' [n] + 'intercept' [1], or 'weights' [n] + 'bias' [1] when
  *                        metadata model_type is "linear_regression" (aprender's .apr v2 files)
@@ -11,7 +11,7 @@
  * MLP activations come from __metadata__ "activations" ("relu,relu,softmax"); by default
  * ReLU between layers and softmax at the end (identity when there is a single output).
  * APR_Q8 / APR_Q4 weights stay quantized (kernels/quant.c); GGUF Q4_K / Q6_K are dequantized to f32 at load. */
-#include "../internal.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +26,7 @@ typedef struct ctx {
     const mlrt__tensorset *ts;
     const char *fmt;
     mlrt_weight_layout layout; /* the caller's, or AUTO */
+    mlrt__desc *d;             /* what is recognised */
     mlrt_error *err;
 } ctx;
 
@@ -146,64 +147,67 @@ static bool choose_orientation(const orient *o, uint32_t n, int *s, bool *guesse
 }
 
 /* Why no orientation works: the first contradiction in the layers' preferred orientations. */
-static void explain_orientation(ctx *c, const layer_ref *refs, const orient *o, uint32_t n) {
+static mlrt_status explain_orientation(ctx *c, const layer_ref *refs, const orient *o, uint32_t n) {
     int s[MLRT__MAX_LAYERS];
     for (uint32_t i = 0; i < n; i++) {
         const mlrt__tensor *w = refs[i].w, *b = refs[i].b;
         s[i] = o[i].allowed[OUT_IN] && o[i].allowed[IN_OUT] ? (o[i].hint == IN_OUT ? IN_OUT : OUT_IN)
              : o[i].allowed[OUT_IN] ? OUT_IN : IN_OUT;
-        if (!o[i].allowed[OUT_IN] && !o[i].allowed[IN_OUT]) {
-            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'", c->fmt,
-                      b ? b->name : "", (unsigned long long)(c->layout == MLRT_LAYOUT_IN_OUT ? o[i].b : o[i].a), w->name);
-            return;
-        }
+        if (!o[i].allowed[OUT_IN] && !o[i].allowed[IN_OUT])
+            return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: bias '%s' must have shape [%llu] to match weight '%s'", c->fmt,
+                              b ? b->name : "", (unsigned long long)(c->layout == MLRT_LAYOUT_IN_OUT ? o[i].b : o[i].a), w->name);
         if (i > 0 && o_in(&o[i], s[i]) != o_out(&o[i - 1], s[i - 1])) {
-            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %llu"
-                      " (weights read as [out, in] or [in, out] do not chain either)",
-                      c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)o_in(&o[i], s[i]),
-                      (int)refs[i - 1].name_len, refs[i - 1].name, (unsigned long long)o_out(&o[i - 1], s[i - 1]));
-            return;
+            return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %llu"
+                              " (weights read as [out, in] or [in, out] do not chain either)",
+                              c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)o_in(&o[i], s[i]),
+                              (int)refs[i - 1].name_len, refs[i - 1].name, (unsigned long long)o_out(&o[i - 1], s[i - 1]));
         }
     }
-    mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: the layers' shapes do not chain in any orientation", c->fmt);
+    return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: the layers' shapes do not chain in any orientation", c->fmt);
+}
+
+/* The description, once its layers are set. */
+static void describe(ctx *c, mlrt_kind kind, mlrt_dtype dtype, uint32_t n_layers) {
+    c->d->type = MLRT__DESC_DENSE;
+    c->d->format = c->ts->format;
+    c->d->kind = kind;
+    c->d->dtype = dtype;
+    c->d->n_layers = n_layers;
+    c->d->ts = c->ts;
 }
 
 /* Turns layer references into dense sources, checking shapes, orientation, chaining and limits. */
-static mlrt_model *build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
-    mlrt__dense_src src[MLRT__MAX_LAYERS];
+static mlrt_status build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
+    mlrt__dense_src *src = c->d->layers;
     orient o[MLRT__MAX_LAYERS];
     uint64_t params = 0;
     for (uint32_t i = 0; i < n; i++) {
         const mlrt__tensor *w = refs[i].w, *b = refs[i].b;
-        if (float_tensor(c, w) || (b && float_tensor(c, b))) return NULL;
+        mlrt_status st = float_tensor(c, w);
+        if (!st && b) st = float_tensor(c, b);
+        if (st) return st;
         if (w->rank != 2) {
-            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in] or [in, out]",
-                      c->fmt, w->name, w->rank);
-            return NULL;
+            return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: weight '%s' has %u dimensions; a dense weight is [out, in] or [in, out]",
+                             c->fmt, w->name, w->rank);
         }
         uint64_t a = w->shape[0], bb = w->shape[1];
-        if (a == 0 || bb == 0 || a > MLRT__MAX_DIM || bb > MLRT__MAX_DIM) {
-            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: weight '%s' shape [%llu, %llu] must have dimensions in 1..%u",
-                      c->fmt, w->name, (unsigned long long)a, (unsigned long long)bb, MLRT__MAX_DIM);
-            return NULL;
-        }
+        if (a == 0 || bb == 0 || a > MLRT__MAX_DIM || bb > MLRT__MAX_DIM)
+            return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: weight '%s' shape [%llu, %llu] must have dimensions in 1..%u",
+                             c->fmt, w->name, (unsigned long long)a, (unsigned long long)bb, MLRT__MAX_DIM);
         bool bias_ok = !b || b->rank == 1;
         o[i] = (orient){a, bb, {bias_ok && (!b || b->shape[0] == a), bias_ok && (!b || b->shape[0] == bb)}, name_hint(w)};
         /* quantized weights are packed from [out, in] only */
         if (c->layout == MLRT_LAYOUT_IN_OUT || mlrt__dtype_is_quantized(w->dtype)) o[i].allowed[OUT_IN] &= !(c->layout == MLRT_LAYOUT_IN_OUT);
         if (c->layout == MLRT_LAYOUT_OUT_IN || mlrt__dtype_is_quantized(w->dtype)) o[i].allowed[IN_OUT] = false;
         params += a * bb + (b ? b->count : 0);
-        if (params > MLRT__MAX_PARAMS) {
-            mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: more than %llu parameters", c->fmt,
-                      (unsigned long long)MLRT__MAX_PARAMS);
-            return NULL;
-        }
+        if (params > MLRT__MAX_PARAMS)
+            return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: more than %llu parameters", c->fmt,
+                             (unsigned long long)MLRT__MAX_PARAMS);
     }
     int s[MLRT__MAX_LAYERS];
     bool guessed[MLRT__MAX_LAYERS];
     if (!choose_orientation(o, n, s, guessed)) {
-        explain_orientation(c, refs, o, n);
-        return NULL;
+        return explain_orientation(c, refs, o, n);
     }
     for (uint32_t i = 0; i < n; i++) {
         const mlrt__tensor *w = refs[i].w, *b = refs[i].b;
@@ -212,8 +216,9 @@ static mlrt_model *build_mlp(ctx *c, const layer_ref *refs, uint32_t n) {
                                   b ? b->dtype : MLRT_F32, MLRT_ACT_IDENTITY,
                                   guessed[i] && o[i].hint < 0 && c->layout == MLRT_LAYOUT_AUTO};
     }
-    if (read_activations(c, src, n)) return NULL;
-    return mlrt__model_build(c->ts->format, MLRT_KIND_MLP, refs[0].w->dtype, src, n, c->ts, c->err);
+    mlrt_status st = read_activations(c, src, n);
+    if (!st) describe(c, MLRT_KIND_MLP, refs[0].w->dtype, n);
+    return st;
 }
 
 /* ------------------------------------------------------ aprender numbering */
@@ -229,40 +234,40 @@ static bool decimal_name(const mlrt__tensor *t, uint64_t *v) {
     return true;
 }
 
-static mlrt_model *numbered_mlp(ctx *c) {
+static mlrt_status numbered_mlp(ctx *c) {
     size_t n = c->ts->count;
     const mlrt__tensor **by_index = calloc(n, sizeof *by_index);
     layer_ref refs[MLRT__MAX_LAYERS];
     uint32_t layers = 0;
-    mlrt_model *m = NULL;
-    if (!by_index) { mlrt__fail(c->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+    mlrt_status st = MLRT_OK;
+    if (!by_index) return mlrt__fail(c->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < n; i++) {
         uint64_t k = 0;
         if (!decimal_name(&c->ts->tensors[i], &k) || k >= n || by_index[k]) {
-            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: numbered tensors must be '0'..'%zu' without gaps; found '%s'",
-                      c->fmt, n - 1, c->ts->tensors[i].name);
+            st = mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: numbered tensors must be '0'..'%zu' without gaps; found '%s'",
+                           c->fmt, n - 1, c->ts->tensors[i].name);
             goto done;
         }
         by_index[k] = &c->ts->tensors[i];
     }
     for (size_t k = 0; k < n; layers++) {
         if (layers == MLRT__MAX_LAYERS) {
-            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT__MAX_LAYERS);
+            st = mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT__MAX_LAYERS);
             goto done;
         }
         const mlrt__tensor *w = by_index[k++], *b = NULL;
         if (w->rank != 2) {
-            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' has %u dimensions where a [out, in] weight comes next",
-                      c->fmt, w->name, w->rank);
+            st = mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' has %u dimensions where a [out, in] weight comes next",
+                           c->fmt, w->name, w->rank);
             goto done;
         }
         if (k < n && by_index[k]->rank == 1) b = by_index[k++];
         refs[layers] = (layer_ref){w->name, w->name_len, w, b};
     }
-    m = build_mlp(c, refs, layers);
+    st = build_mlp(c, refs, layers);
 done:
     free(by_index);
-    return m;
+    return st;
 }
 
 /* ------------------------------------------------------- PyTorch naming */
@@ -308,7 +313,7 @@ static int cmp_refs(const void *x, const void *y) {
     return c ? c : (a->name_len > b->name_len) - (a->name_len < b->name_len);
 }
 
-static mlrt_model *pytorch_mlp(ctx *c) {
+static mlrt_status pytorch_mlp(ctx *c) {
     layer_ref refs[MLRT__MAX_LAYERS];
     uint32_t n = 0;
     /* weights first: each names a layer */
@@ -316,10 +321,8 @@ static mlrt_model *pytorch_mlp(ctx *c) {
         const mlrt__tensor *t = &c->ts->tensors[i];
         size_t plen;
         if (!weight_name(t, &plen)) continue;
-        if (n == MLRT__MAX_LAYERS) {
-            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT__MAX_LAYERS);
-            return NULL;
-        }
+        if (n == MLRT__MAX_LAYERS)
+            return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: more than %d layers", c->fmt, MLRT__MAX_LAYERS);
         refs[n++] = (layer_ref){t->name, plen, t, NULL};
     }
     /* then every other tensor must be the bias of one of them */
@@ -331,13 +334,11 @@ static mlrt_model *pytorch_mlp(ctx *c) {
         bool is_bias = suffix(t, ".bias", &plen) || suffix(t, "/bias", &plen);
         if (is_bias)
             while (k < n && !(refs[k].name_len == plen && memcmp(refs[k].name, t->name, plen) == 0)) k++;
-        if (!is_bias || k == n) {
-            mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL,
-                      "%s: tensor '%s' is not part of a dense layer (expected '<layer>.weight' or '<layer>.kernel', "
-                      "and '<layer>.bias')",
-                      c->fmt, t->name);
-            return NULL;
-        }
+        if (!is_bias || k == n)
+            return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL,
+                             "%s: tensor '%s' is not part of a dense layer (expected '<layer>.weight' or '<layer>.kernel', "
+                             "and '<layer>.bias')",
+                             c->fmt, t->name);
         refs[k].b = t;
     }
     qsort(refs, n, sizeof *refs, cmp_refs);
@@ -357,44 +358,40 @@ static bool type_is(const char *type, const char *snake, const char *camel) {
     return type && (strcmp(type, snake) == 0 || strcmp(type, camel) == 0);
 }
 
-static mlrt_model *regression(ctx *c, const mlrt__tensor *coef, const char *icpt_name) {
+static mlrt_status regression(ctx *c, const mlrt__tensor *coef, const char *icpt_name) {
     const mlrt__tensor *icpt = mlrt__tensorset_find(c->ts, icpt_name);
     if (!icpt) {
-        mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; '%s' is missing",
-                  c->fmt, coef->name, icpt_name, icpt_name);
-        return NULL;
+        return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; '%s' is missing",
+                         c->fmt, coef->name, icpt_name, icpt_name);
     }
     if (c->ts->count != 2) {
-        mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; other tensors are present",
-                  c->fmt, coef->name, icpt_name);
-        return NULL;
+        return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: a regression model is exactly '%s' and '%s'; other tensors are present",
+                         c->fmt, coef->name, icpt_name);
     }
-    if (float_tensor(c, coef) || float_tensor(c, icpt)) return NULL;
+    mlrt_status st = float_tensor(c, coef);
+    if (!st) st = float_tensor(c, icpt);
+    if (st) return st;
     bool vector = coef->rank == 1 || (coef->rank == 2 && (coef->shape[0] == 1 || coef->shape[1] == 1));
-    if (!vector || coef->count == 0 || coef->count > MLRT__MAX_DIM) {
-        mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must be a vector of 1..%u values", c->fmt, coef->name,
-                  MLRT__MAX_DIM);
-        return NULL;
-    }
-    if (icpt->count != 1 || icpt->rank > 1) {
-        mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must hold exactly one value, has %llu", c->fmt,
-                  icpt->name, (unsigned long long)icpt->count);
-        return NULL;
-    }
+    if (!vector || coef->count == 0 || coef->count > MLRT__MAX_DIM)
+        return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must be a vector of 1..%u values", c->fmt, coef->name,
+                         MLRT__MAX_DIM);
+    if (icpt->count != 1 || icpt->rank > 1)
+        return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: '%s' must hold exactly one value, has %llu", c->fmt,
+                         icpt->name, (unsigned long long)icpt->count);
     bool logistic = type_is(model_type(c), "logistic_regression", "LogisticRegression");
-    mlrt__dense_src src = {coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype, false,
-                          c->data + icpt->begin, icpt->dtype, logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
-    return mlrt__model_build(c->ts->format, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION,
-                            coef->dtype, &src, 1, c->ts, c->err);
+    c->d->layers[0] = (mlrt__dense_src){coef->name, icpt->name, (uint32_t)coef->count, 1, c->data + coef->begin, coef->dtype,
+                                        false, c->data + icpt->begin, icpt->dtype,
+                                        logistic ? MLRT_ACT_SIGMOID : MLRT_ACT_IDENTITY, false};
+    describe(c, logistic ? MLRT_KIND_LOGISTIC_REGRESSION : MLRT_KIND_LINEAR_REGRESSION, coef->dtype, 1);
+    return MLRT_OK;
 }
 
-mlrt_model *mlrt__model_from_tensors(const uint8_t *file, const mlrt__tensorset *ts, mlrt_weight_layout layout,
-                                    mlrt_error *err) {
-    ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), layout, err};
-    if (ts->count == 0) {
-        mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
-        return NULL;
-    }
+mlrt_status mlrt__recognize(const uint8_t *file, const mlrt__tensorset *ts, mlrt_weight_layout layout, mlrt__desc *d,
+                            mlrt_error *err) {
+    memset(d, 0, sizeof *d);
+    ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), layout, d, err};
+    if (ts->count == 0)
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
     const mlrt__tensor *coef = mlrt__tensorset_find(ts, "coefficients");
     if (coef) return regression(&c, coef, "intercept");
     const char *type = model_type(&c);
@@ -408,8 +405,7 @@ mlrt_model *mlrt__model_from_tensors(const uint8_t *file, const mlrt__tensorset 
         size_t plen;
         if (weight_name(&ts->tensors[i], &plen)) return pytorch_mlp(&c);
     }
-    mlrt__fail(err, MLRT_ERR_NOT_A_MODEL,
-              "%s: no model recognised: expected 'coefficients' + 'intercept', '<layer>.weight' / '<layer>.bias' pairs, "
-              "or numbered tensors '0', '1', ...; first tensor is '%s'", c.fmt, ts->tensors[0].name);
-    return NULL;
+    return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL,
+                     "%s: no model recognised: expected 'coefficients' + 'intercept', '<layer>.weight' / '<layer>.bias' pairs, "
+                     "or numbered tensors '0', '1', ...; first tensor is '%s'", c.fmt, ts->tensors[0].name);
 }

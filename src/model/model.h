@@ -1,0 +1,97 @@
+/* model/model.h — what runs: struct mlrt_model, the interface every model family implements, and
+ * the builders that turn a format's description (ir/ir.h) into a model. The model layer uses
+ * kernels, ir and the base (README, "Architecture").
+ *
+ * A family is one kind of model behind one table of functions (mlrt__family): dense layers (MLPs,
+ * linear and logistic regression: model/dense.c), the classical models (trees, forests, k-means:
+ * model/classic.c) and graphs (model/graph*.c). model.c checks every call's arguments, then hands
+ * it to the model's family: nothing outside a family looks at its state. */
+#ifndef MLRT__MODEL_H
+#define MLRT__MODEL_H
+#include "../ir/ir.h"
+#include "../kernels/kernels.h"
+
+/* One input or output as a model lists it. */
+typedef struct mlrt__io {
+    mlrt_tensor t;                  /* name, dtype, rank, dims (-1: varies per call); data: the last run's result
+                                     * (outputs), else NULL */
+    const char *sym[MLRT_MAX_DIMS]; /* a varying dimension's name ("batch", "sequence"), else NULL */
+    int64_t max[MLRT_MAX_DIMS];     /* a varying dimension's largest value */
+    size_t cap;                     /* outputs: bytes data holds */
+} mlrt__io;
+
+typedef struct mlrt__family {
+    const char *name;               /* "dense", "classic", "graph" */
+    /* inputs [m->n_inputs] in the model's order, checked against its list (dtypes converted, dims
+     * fixed where the list fixes them); writes every output with mlrt__output. */
+    mlrt_status (*run)(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err);
+    /* n rows of m->in_size floats -> n rows of m->out_size (NULL: the family has no rows); the rows are checked. */
+    mlrt_status (*predict)(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err);
+    /* Outputs [o0, o1) of layer i (mlrt_layer_slice, checked); NULL: the family has no layers to slice. */
+    mlrt_status (*slice)(mlrt_model *m, size_t i, const float *x, float *y, size_t rows, size_t o0, size_t o1,
+                         mlrt_error *err);
+    /* State of its own for another thread, the weights shared (mlrt_model_fork); NULL: does not fork. */
+    void *(*fork)(const mlrt_model *m, mlrt_error *err);
+    void (*free)(mlrt_model *m);    /* the family's state m->impl (a fork's: its own part only) */
+    /* info members after "task" and "classes" (trees, clusters, layers, the graph, ...) */
+    void (*facts)(mlrt__buf *b, const mlrt_model *m);
+    uint64_t (*params)(const mlrt_model *m);
+    uint64_t (*weight_bytes)(const mlrt_model *m);
+    /* Layer i's weights as f32 [out][in] and bias [out] (mlrt_layer_weights, checked); NULL: none. */
+    void (*layer_weights)(const mlrt_model *m, size_t i, float *w, float *b);
+} mlrt__family;
+
+struct mlrt_model {
+    const mlrt__family *family;
+    void *impl;                     /* the family's state */
+    mlrt_format format;
+    mlrt_kind kind;
+    mlrt_task task;
+    mlrt_dtype dtype;               /* element type of the weights in the file */
+    uint32_t n_classes;
+    uint32_t *classes;              /* [n_classes] classification: the labels, ascending (owned) */
+    uint32_t in_size, out_size;     /* floats per row (mlrt_predict); 0 when the model takes no rows */
+    uint32_t n_inputs, n_outputs;
+    mlrt__io *inputs, *outputs;     /* [n_inputs], [n_outputs] */
+    uint32_t n_layers;
+    mlrt_layer_info *layers;        /* [n_layers] dense models: mlrt_layer */
+    mlrt__payload_desc payload;     /* .apr v1 classical models: what the payload decoded as */
+    float *label_scores;            /* [label_rows][out_size] classification and clustering: predict_labels' scratch */
+    uint32_t label_rows;
+    char *info_json;                /* mlrt_model_info_json */
+    const mlrt_model *parent;       /* mlrt_model_fork: the model whose weights and lists this one borrows, else NULL */
+};
+
+/* ---- model.c: what every family shares ---- */
+/* A model of `family` with state impl; NULL (impl freed through family->free) when out of memory. */
+mlrt_model *mlrt__model_new(const mlrt__family *family, void *impl, mlrt_format format, mlrt_kind kind, mlrt_error *err);
+/* The one input "input" [batch, in] F32 and one output "output" [batch, out] F32 of a model of rows. */
+mlrt_status mlrt__model_rows_io(mlrt_model *m, uint32_t in, uint32_t out);
+/* Sets m->task and m->classes: classification with labels 0..n-1 (n > 0), or regression (n == 0). */
+mlrt_status mlrt__model_labels(mlrt_model *m, mlrt_task task, uint32_t n);
+/* The rest of a new model: predict_labels' scratch and info (ts: the file's metadata, or NULL).
+ * Frees m and returns NULL when out of memory. */
+mlrt_model *mlrt__model_finish(mlrt_model *m, const mlrt__tensorset *ts, mlrt_error *err);
+/* Output k of this run, [rank] dims: its buffer, grown as needed (NULL: out of memory, *err set). */
+void *mlrt__output(mlrt_model *m, uint32_t k, uint32_t rank, const int64_t *dims, mlrt_error *err);
+/* The model's members of info after "kind" (task, classes, the family's facts), for info and inspect. */
+void mlrt__model_facts_json(mlrt__buf *b, const mlrt_model *m);
+/* A predict call's arguments (what: "predict") and its n rows of inputs: finite unless finite is false. */
+mlrt_status mlrt__check_rows(const mlrt_model *m, const float *in, size_t n, const void *out, bool finite,
+                             const char *what, mlrt_error *err);
+/* No output of rows x width (columns [o0, o1)) is inf or NaN: finite weights and inputs can overflow. */
+mlrt_status mlrt__check_outputs(const float *y, size_t rows, size_t width, size_t o0, size_t o1, mlrt_error *err);
+/* The run of a model of rows (family->run for dense and classic): input 0 [n, in] -> output 0 [n, out]. */
+mlrt_status mlrt__run_rows(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err);
+
+/* ---- the builders: each takes what it keeps from d ---- */
+mlrt_model *mlrt__build(mlrt__desc *d, mlrt_error *err);               /* any description (model.c) */
+mlrt_model *mlrt__build_dense(const mlrt__desc *d, mlrt_error *err);   /* model/dense.c */
+mlrt_model *mlrt__build_forest(mlrt__desc *d, mlrt_error *err);        /* model/classic.c */
+mlrt_model *mlrt__build_kmeans(mlrt__desc *d, mlrt_error *err);        /* model/classic.c */
+
+/* Converts and packs one dense layer into l (zeroed); refuses non-finite weights. fmt: for messages (dense.c). */
+mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *l, mlrt_error *err);
+void mlrt__dense_release(mlrt__dense *l);                               /* what mlrt__dense_pack allocated */
+
+#endif
