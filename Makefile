@@ -20,15 +20,18 @@ KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/k
 MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
 IR      = src/ir/desc.c
-CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
+CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c src/api/host.c
 HDRS = src/mlrt.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
-WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
+# The wasm exports: exactly mlrt.h's functions that the JavaScript module calls.
+WASM_API = mlrt_alloc mlrt_dealloc mlrt_build_flags mlrt_status_name mlrt_load_from_bytes_ex mlrt_free mlrt_model_info_json \
+           mlrt_predict_batch mlrt_predict_labels mlrt_model_fork mlrt_layer_slice mlrt_layer mlrt_layer_weights \
+           mlrt_inspect mlrt_string_free mlrt_run mlrt_output
 comma := ,
 empty :=
 space := $(empty) $(empty)
-WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%))
+WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_%))
 # Standalone wasm: no Emscripten JS glue, no filesystem, memory grows on demand.
 # Objects are compiled at -O3 and linked at -O1: at -O2 and above, Binaryen inlines every
 # single-caller function into one huge export, which V8 then optimises slowly and with
@@ -42,7 +45,7 @@ EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
 WASM_OPT ?= wasm-opt
 # (Features: only SIMD is enabled, for the SIMD build, so the pass cannot introduce new ones.)
 WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0
-WASM_SRC = $(CORE) src/api/wasm.c
+WASM_SRC = $(CORE)
 WARN = -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -93,7 +96,7 @@ build/wasm-threads/%.o: src/%.c $(HDRS)
 RELAXED_OPT = -O3
 RELAXED_CFLAGS = --target=wasm32-wasi -std=c11 -ffp-contract=off -msimd128 -mrelaxed-simd -mllvm -pre-RA-sched=source
 RELAXED_LINK = --target=wasm32-wasi -mexec-model=reactor -Wl,--strip-all -Wl,-z,stack-size=65536 \
-               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=mlrt_wasm_%)
+               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=%)
 build/wasm-relaxed/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG19) $(RELAXED_OPT) $(RELAXED_CFLAGS) -c $< -o $@
@@ -101,7 +104,7 @@ build/wasm-relaxed/%.o: src/%.c $(HDRS)
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
 WASM_SMALL = base/error base/buf base/utf8 ir/desc formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin formats/recognize \
-             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
+             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/host kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
              codecs/lz4
@@ -127,7 +130,7 @@ wasm/mlrt-threads.wasm: $(WASM_SRC:src/%.c=build/wasm-threads/%.o)
 	@mkdir -p wasm
 	$(WASM_LD14) -o $@ $^ -L$(EM_LIBDIR) -lc-mt -lemmalloc-mt -lcompiler_rt-mt --shared-memory --import-memory \
 	  --initial-memory=1048576 --max-memory=2147483648 --no-entry -z stack-size=65536 --global-base=1024 \
-	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=mlrt_wasm_%) --export=stackSave --export=stackRestore \
+	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=%) --export=stackSave --export=stackRestore \
 	  --export=__wasm_init_tls --export=__tls_size --export=__tls_align --export=__wasm_call_ctors
 	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd --enable-threads --enable-bulk-memory $@ -o $@
 
