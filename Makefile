@@ -21,7 +21,7 @@ MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/grap
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
 IR      = src/ir/desc.c
 CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c src/api/host.c
-HDRS = src/mlrt.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
+HDRS = src/mlrt.h src/api/api.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
 # The wasm exports: exactly mlrt.h's functions that the JavaScript module calls.
