@@ -1546,6 +1546,7 @@ static const test_case TESTS[] = {
     T(test_trees_deep_and_classes),
     T(test_trees_forest_regressor),
     T(test_trees_malformed),
+    T(test_kmeans_overflowing_distance),
     T(test_layout_decided_by_the_file),
     T(test_layout_guessed_and_overridden),
     T(test_dense_pack_f32_matches_definition),
