@@ -15,7 +15,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIGITS = 12;     // per model, held-out digits 100.. (demo.test.mjs draws 0..49)
 const MIN_CORRECT = 10;
 // What the header must say the model is (the page once said "784 → 512 → 10" over the CNN too).
-const SUMMARY = { 'digit-cnn.onnx': /^a trained convolutional network of 3 convolutions and 1 dense layer$/ };
+const SUMMARY = { 'digit-cnn.onnx': /^a trained convolutional network of 3 convolutions and 2 dense layers$/ };
 const MLP_SUMMARY = /^a trained 784\u00a0→\u00a0512\u00a0→\u00a010 network$/;
 // What the facts panel must say for each file: format and the weights' dtype in the file.
 const EXPECTED = {
