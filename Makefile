@@ -195,8 +195,8 @@ DECOMP = src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
 DECOMP_DEPS = $(DECOMP) $(BASE) $(HDRS)
 
 # test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
-build/decompress/manifest.txt: tests/decompress/gen.py
-	$(PYTHON3) tests/decompress/gen.py build/decompress
+build/decompress/manifest.txt: tests/gen/decompress.py
+	$(PYTHON3) tests/gen/decompress.py build/decompress
 
 build/test_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
 	@mkdir -p build
@@ -244,8 +244,8 @@ test-c: build/test_c
 	build/test_c
 
 # aprender trees, forests and KMeans from an independent encoder (scikit-learn fits, numpy f32 reference)
-build/apr-models/manifest.json: tests/apr-models/gen.py
-	$(PYTHON3) tests/apr-models/gen.py build/apr-models
+build/apr-models/manifest.json: tests/gen/apr_models.py
+	$(PYTHON3) tests/gen/apr_models.py build/apr-models
 
 test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json
 	$(NODE) --test tests/

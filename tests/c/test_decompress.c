@@ -5,7 +5,7 @@
  *   test_decompress --bench [VECTOR_DIR]  decode speed on the 1.6 MB float payload (build with -O2)
  *
  * Hand-made streams are built here byte by byte from the formats; the generated vectors come
- * from python3-lz4, python3-zstandard and the zstd CLI (tests/decompress/gen.py). Same harness
+ * from python3-lz4, python3-zstandard and the zstd CLI (tests/gen/decompress.py). Same harness
  * shape as test_main.c: checks record file:line and keep going, a test passes when none of its
  * checks failed, the last line printed is "N passed, N failed", the exit status 1 on failure. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, alarm */
@@ -519,7 +519,7 @@ static void test_vectors(const char *only) {
     snprintf(path, sizeof path, "%s/manifest.txt", g_vector_dir);
     FILE *m = fopen(path, "r");
     if (!m) {
-        CHECK(0, "no %s: run tests/decompress/gen.py first", path);
+        CHECK(0, "no %s: run tests/gen/decompress.py first", path);
         return;
     }
     vec_stats vs = {0};
