@@ -163,9 +163,14 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_onnx.c tests/c/harness.h $(CORE) $(HDRS)
+# The C tests, a file per layer or format, on one small harness (tests/c/harness.h) and the builders of
+# their inputs (tests/c/builders.h).
+TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
+         tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
+         tests/c/test_model.c tests/c/test_onnx.c
+build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@
 
 build/train: tools/train.c
 	@mkdir -p build
@@ -197,23 +202,21 @@ fuzz-run: $(FUZZERS) $(MODELS)
 
 # ---- decompression (src/codecs/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
 PYTHON3 ?= /usr/bin/python3
-DECOMP = src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
-DECOMP_DEPS = $(DECOMP) $(BASE) $(HDRS)
 
 # test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
 build/decompress/manifest.txt: tests/gen/decompress.py
 	$(PYTHON3) tests/gen/decompress.py build/decompress
 
-build/test_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+build/test_decompress: tests/c/test_decompress.c tests/c/harness.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c tests/c/test_decompress.c tests/c/harness.c $(CORE) -lm -o $@
 
 test-decompress: build/test_decompress build/decompress/manifest.txt
 	build/test_decompress build/decompress
 
-build/bench_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+build/bench_decompress: tests/c/test_decompress.c tests/c/harness.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(NATIVE_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
+	$(CC) $(NATIVE_CFLAGS) -Isrc -Itests/c tests/c/test_decompress.c tests/c/harness.c $(CORE) -lm -o $@
 
 bench-decompress: build/bench_decompress build/decompress/manifest.txt
 	build/bench_decompress --bench build/decompress

@@ -1,6 +1,7 @@
 /* test_trees.c — aprender's DecisionTree, RandomForest, KMeans and NgramLm payloads (.apr v1):
  * the byte vectors of shared/specs/apr-models.md, predictions worked out by hand, layout detection
- * and every invariant refused. Included by test_main.c after test_apr.c (V1, from_hex, cat). */
+ * and every invariant refused. */
+#include "builders.h"
 
 /* §1.2: x[1] <= 0.5 -> class 0 (3 samples), else class 2 (4 samples); max_depth 3, n_features 2 */
 #define TREE_CLS_E1 "01 00000000 0100000000000000 0000003f 01000000 0000000000000000 0300000000000000 " \
@@ -324,3 +325,12 @@ static void test_kmeans_overflowing_distance(void) {
     CHECK(strstr(e.message, "every distance of row 0 to the 2 centroids overflowed f32") != NULL);
     CHECK_INT(mlrt_predict_labels(both, zero, 1, &label, &e), MLRT_ERR_NON_FINITE);
 }
+
+const test_case trees_tests[] = {
+    T(test_trees_spec_vectors),
+    T(test_trees_deep_and_classes),
+    T(test_trees_forest_regressor),
+    T(test_trees_malformed),
+    T(test_kmeans_overflowing_distance),
+    {0},
+};
