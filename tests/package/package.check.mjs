@@ -51,7 +51,7 @@ function project(name, pkg = {}) {
 test('npm pack ships the wasm builds, the module, its types, both CLIs, README, LICENSE and CHANGELOG, and nothing else', () => {
   console.log(`tarball ${packed.filename}: ${packed.size.toLocaleString('en-US')} bytes packed, ${packed.unpackedSize.toLocaleString('en-US')} unpacked, ${files.length} files:`);
   for (const f of packed.files) console.log(`  ${String(f.size).padStart(8)}  ${f.path}`);
-  for (const want of ['wasm/mlrt.wasm', 'wasm/mlrt-scalar.wasm', 'wasm/mlrt-relaxed.wasm', 'wasm/mlrt-threads.wasm', 'wasm/threads.mjs', 'wasm/mlrt-wasi.wasm', 'wasm/mlrt.mjs', 'wasm/mlrt.d.ts',
+  for (const want of ['wasm/mlrt.wasm', 'wasm/mlrt-scalar.wasm', 'wasm/mlrt-relaxed.wasm', 'wasm/mlrt-threads.wasm', 'wasm/threads.mjs', 'wasm/threads-worker.mjs', 'wasm/mlrt-wasi.wasm', 'wasm/mlrt.mjs', 'wasm/mlrt.d.ts',
     'wasm/apr-crypto.mjs', 'wasm/apr-crypto.d.ts', 'tools/mlrt.mjs', 'tools/mlrt-wasi.mjs', 'tools/apr/writer.mjs',
     'README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']) {
     assert.ok(files.includes(want), `the tarball lacks ${want}`);
