@@ -133,6 +133,20 @@ test('models that do not fork (a CNN graph, a forest) run on the calling thread,
   sameBits(two.loadFromBytes(cnn).predictBatch(x, 100), one.loadFromBytes(cnn).predictBatch(x, 100), 'digit CNN');
 });
 
+test('run() on a threaded runtime runs on the calling thread, with the single-thread bits', () => {
+  const bytes = file('build/models/mnist-mlp.f32.bin'), n = 100;
+  const feeds = { input: { data: digits.images.subarray(0, n * 784), dims: [n, 784] } };
+  const want = one.loadFromBytes(bytes).run(feeds).output;
+  const m = two.loadFromBytes(bytes);
+  const jobs = completedDuring(two, () => {
+    const got = m.run(feeds).output;
+    assert.deepEqual(got.dims, want.dims);
+    sameBits(got.data, want.data, 'run');
+  });
+  assert.deepEqual(jobs, { rows: 0, slices: 0 });
+  m.dispose();
+});
+
 test('a non-finite row in a worker\'s share is refused as on one thread, naming the same row', () => {
   const bytes = file('build/models/mnist-mlp.f32.bin');
   const n = 200, x = Float32Array.from(digits.images.subarray(0, n * 784));

@@ -145,7 +145,11 @@ async function threadedRuntime(t, options, n) {
   const instance = await WebAssembly.instantiate(module, t.threadImports(module, memory));
   instance.exports.__wasm_call_ctors?.(); // once, on this thread: the workers share what they set up
   const wasm = new Wasm(instance.exports, memory);
-  wasm.threads = await t.ThreadRunner.start(wasm, module, memory, n - 1);
+  try {
+    wasm.threads = await t.ThreadRunner.start(wasm, module, memory, n - 1);
+  } catch (e) {
+    throw new MlrtError('WASM_LOAD_FAILED', `createRuntime: the worker threads did not start: ${e?.message ?? e}`);
+  }
   return new Runtime(wasm);
 }
 
@@ -156,8 +160,23 @@ const EXPORTS = ['mlrt_alloc', 'mlrt_dealloc', 'mlrt_build_flags', 'mlrt_status_
 
 // mlrt.h's structs as laid out in wasm32 memory (pinned by _Static_asserts in src/api/host.c).
 const ERROR = { bytes: 324, message: 4 };                               // mlrt_error { code; char message[320] }
+const TENSOR = { bytes: 88, name: 0, dtype: 4, rank: 8, dims: 16, data: 80 }; // mlrt_tensor
+const MAX_DIMS = 8;                                                     // MLRT_MAX_DIMS
 const LOAD_OPTIONS = { bytes: 8, expect: 0, weightLayout: 4 };          // mlrt_load_options
 const LAYER_INFO = { bytes: 16, hasBias: 12 };                          // mlrt_layer_info { inputs, outputs, activation, has_bias }
+
+// The element types run() takes and gives, by onnxruntime-web's tensor type names: their mlrt_dtype
+// numbers (mlrt.h) and typed arrays. int64 also takes an Int32Array (run passes it as I32, which
+// mlrt_run widens); bool is a Uint8Array of 0 and 1, as in onnxruntime-web.
+const TENSOR_TYPES = {
+  float32: { dtype: 11, array: Float32Array },
+  int32: { dtype: 9, array: Int32Array },
+  int64: { dtype: 13, array: BigInt64Array },
+  uint8: { dtype: 1, array: Uint8Array },
+  bool: { dtype: 0, array: Uint8Array },
+};
+const DTYPE_I32 = TENSOR_TYPES.int32.dtype;
+const TYPE_OF_DTYPE = new Map(Object.entries(TENSOR_TYPES).map(([type, t]) => [t.dtype, type]));
 
 // The wasm instance and what a runtime's models share through it: views over its memory (renewed
 // after the memory grows, which detaches old views), its allocator, the mlrt_error that every call
@@ -432,6 +451,102 @@ function checkInputs(input, expected, what) {
   }
 }
 
+// ------------------------------------------------------------------ run(): named, typed tensors
+
+const align8 = (n) => (n + 7) & ~7;
+const quoted = (names) => names.map((n) => `'${n}'`).join(', ');
+
+/**
+ * The feeds in the model's input order, each checked on its own: { name (UTF-8), dtype, dims, bytes }.
+ * What only the model knows (its element types, fixed and varying dimensions) mlrt_run checks.
+ */
+function tensorsOf(feeds, inputs) {
+  if (feeds === null || typeof feeds !== 'object' || Array.isArray(feeds)) {
+    throw new MlrtError('INVALID_ARGUMENT', 'run: feeds must be an object: { [inputName]: { data, dims } }');
+  }
+  const names = inputs.map((i) => i.name);
+  const unknown = Object.keys(feeds).find((k) => !names.includes(k));
+  if (unknown !== undefined) {
+    throw new MlrtError('INVALID_ARGUMENT', `run: the model has no input '${unknown}' (its inputs: ${quoted(names)})`);
+  }
+  const missing = names.filter((n) => feeds[n] === undefined);
+  if (missing.length) {
+    throw new MlrtError('INVALID_ARGUMENT', `run: no feed for input${missing.length > 1 ? 's' : ''} ${quoted(missing)} (the model takes ${quoted(names)})`);
+  }
+  return names.map((name) => tensorOf(feeds[name], name));
+}
+
+function tensorOf(feed, name) {
+  const what = `run: input '${name}'`;
+  if (feed === null || typeof feed !== 'object' || !('data' in feed && 'dims' in feed)) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what} must be { data, dims }${ArrayBuffer.isView(feed) ? `, not a bare ${feed.constructor.name}` : ''}`);
+  }
+  const { data, dims, type } = feed;
+  const dtype = dtypeOf(data, type, what);
+  if (!Array.isArray(dims) || dims.length > MAX_DIMS || !dims.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: dims must be an array of at most ${MAX_DIMS} non-negative integers, got ${JSON.stringify(dims)}`);
+  }
+  const count = dims.reduce((a, d) => a * d, 1);
+  if (count !== data.length) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: dims [${dims.join(', ')}] hold ${count} elements, data has ${data.length}`);
+  }
+  return { name: encoder.encode(name), dtype, dims, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+}
+
+// The mlrt_dtype of a feed's data: by its `type` when given (onnxruntime-web's Tensor has one),
+// else by its typed array.
+function dtypeOf(data, type, what) {
+  if (type !== undefined) {
+    const t = TENSOR_TYPES[type];
+    if (!Object.hasOwn(TENSOR_TYPES, type)) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: type must be one of ${Object.keys(TENSOR_TYPES).join(', ')}, got ${JSON.stringify(type)}`);
+    }
+    if (type === 'int64' && data instanceof Int32Array) return DTYPE_I32; // widened by mlrt_run
+    if (!(data instanceof t.array)) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: type '${type}' takes ${t.array.name}${type === 'int64' ? ' or Int32Array' : ''} data, got ${data?.constructor?.name ?? typeof data}`);
+    }
+    return t.dtype;
+  }
+  for (const t of Object.values(TENSOR_TYPES)) if (data instanceof t.array) return t.dtype; // (uint8 before bool)
+  throw new MlrtError('INVALID_ARGUMENT', `${what}: data must be a Float32Array, Int32Array, BigInt64Array or Uint8Array (with type 'bool' for a mask), got ${data?.constructor?.name ?? typeof data}`);
+}
+
+// Lays out n mlrt_tensor structs at ptr, then each tensor's name and data (8-aligned): the bytes needed.
+function tensorBlockBytes(tensors) {
+  let bytes = tensors.length * TENSOR.bytes;
+  for (const t of tensors) bytes = align8(bytes + t.name.length + 1) + align8(t.bytes.length);
+  return bytes;
+}
+
+function writeTensors(w, ptr, tensors) {
+  let at = ptr + tensors.length * TENSOR.bytes;
+  tensors.forEach((t, k) => {
+    const namePtr = at, dataPtr = align8(namePtr + t.name.length + 1);
+    at = dataPtr + align8(t.bytes.length);
+    const u8 = w.u8(), view = w.view(), s = ptr + k * TENSOR.bytes;
+    u8.set(t.name, namePtr);
+    u8[namePtr + t.name.length] = 0;
+    u8.set(t.bytes, dataPtr);
+    view.setUint32(s + TENSOR.name, namePtr, true);
+    view.setInt32(s + TENSOR.dtype, t.dtype, true);
+    view.setUint32(s + TENSOR.rank, t.dims.length, true);
+    t.dims.forEach((d, i) => view.setBigInt64(s + TENSOR.dims + 8 * i, BigInt(d), true));
+    view.setUint32(s + TENSOR.data, dataPtr, true);
+  });
+}
+
+// Output k of the last mlrt_run, copied out of wasm memory: { type, data, dims }.
+function readOutput(w, modelPtr, k) {
+  const s = w.x.mlrt_output(modelPtr, k), view = w.view();
+  const dtype = view.getInt32(s + TENSOR.dtype, true), rank = view.getUint32(s + TENSOR.rank, true);
+  const dims = Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(s + TENSOR.dims + 8 * i, true)));
+  const type = TYPE_OF_DTYPE.get(dtype);
+  if (type === undefined) throw new MlrtError('INTERNAL', `run: output ${k} has element type ${dtype}, which run() does not return`);
+  const count = dims.reduce((a, d) => a * d, 1), Type = TENSOR_TYPES[type].array;
+  const data = count ? w.array(Type, view.getUint32(s + TENSOR.data, true), count).slice() : new Type(0);
+  return { type, data, dims };
+}
+
 class Model {
   #wasm;
   #m; // the record of its wasm memory (Wasm#free): ptr, io, inputSize, outputSize, layers, threads
@@ -446,6 +561,9 @@ class Model {
 
   #live(what) {
     if (!this.#m.ptr) throw new MlrtError('DISPOSED', `${what}: the model has been disposed`);
+    if (!this.info.inputSize) { // a graph whose inputs are not one row of floats
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: this model takes named inputs (${quoted(this.info.inputs.map((i) => i.name))}), not rows of floats: use run(feeds)`);
+    }
   }
 
   // n rows from inPtr into outPtr: split between the threads when that pays, else on this one.
@@ -510,6 +628,24 @@ class Model {
       w.check(w.x.mlrt_predict_labels(this.#m.ptr, inPtr, n, outPtr, w.error));
       return w.array(Uint32Array, outPtr, n).slice();
     });
+  }
+
+  /**
+   * Runs the model on named, typed inputs, in onnxruntime-web's convention:
+   * feeds { [inputName]: { data: TypedArray, dims: number[], type? } } -> { [outputName]: { type, data, dims } }.
+   * Every input of info.inputs must be fed; data is copied in and the outputs are copied out.
+   */
+  run(feeds) {
+    if (!this.#m.ptr) throw new MlrtError('DISPOSED', 'run: the model has been disposed');
+    const tensors = tensorsOf(feeds, this.info.inputs);
+    const w = this.#wasm, ptr = this.#m.ptr;
+    w.with(tensorBlockBytes(tensors), (block) => {
+      writeTensors(w, block, tensors);
+      w.check(w.x.mlrt_run(ptr, block, tensors.length, w.error));
+    });
+    const results = {};
+    this.info.outputs.forEach((o, k) => { results[o.name] = readOutput(w, ptr, k); });
+    return results;
   }
 
   /**

@@ -106,10 +106,12 @@ async function spawnWorker() {
     return { post: (m) => w.postMessage(m), once: (f) => w.once('message', f), onError: (f) => w.once('error', f), terminate: () => w.terminate() };
   }
   const w = new Worker(new URL('./threads-worker.mjs', import.meta.url), { type: 'module' });
+  // (a worker script that fails to load gives an error event without a message)
+  const failed = (e) => new Error(e.message || 'threads-worker.mjs did not load (a bundle made by esbuild needs it and threads.mjs copied next to it)');
   return {
     post: (m) => w.postMessage(m),
     once: (f) => { w.onmessage = (e) => f(e.data); },
-    onError: (f) => { w.onerror = (e) => f(new Error(`mlrt worker: ${e.message ?? 'failed to start'}`)); },
+    onError: (f) => { w.onerror = (e) => f(failed(e)); },
     terminate: () => w.terminate(),
   };
 }
