@@ -248,7 +248,7 @@ class Wasm {
   }
 
   /** Runs fn(ptr) with `bytes` of wasm memory, freed afterwards. */
-  with(bytes, fn) {
+  withScratch(bytes, fn) {
     const ptr = this.alloc(bytes);
     try {
       return fn(ptr);
@@ -260,7 +260,7 @@ class Wasm {
   /** Copies the caller's bytes into wasm memory for the duration of fn(ptr, len). */
   withBytes(bytes, what, fn) {
     bytes = asBytes(bytes, what);
-    return this.with(bytes.length, (ptr) => {
+    return this.withScratch(bytes.length, (ptr) => {
       this.u8().set(bytes, ptr);
       return fn(ptr, bytes.length);
     });
@@ -390,14 +390,9 @@ class Runtime {
     if (layout < 0) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: options.weightLayout must be 'auto', 'out_in' or 'in_out', got ${JSON.stringify(weightLayout)}`);
     }
-    // mlrt_load_options, then expect's NUL-terminated UTF-8
     const expectUtf8 = expect === undefined ? null : encoder.encode(expect);
-    const ptr = w.withBytes(bytes, what, (file, len) => w.with(LOAD_OPTIONS.bytes + (expectUtf8?.length ?? 0) + 1, (opts) => {
-      const view = w.view();
-      if (expectUtf8) w.u8().set(expectUtf8, opts + LOAD_OPTIONS.bytes);
-      w.u8()[opts + LOAD_OPTIONS.bytes + (expectUtf8?.length ?? 0)] = 0;
-      view.setUint32(opts + LOAD_OPTIONS.expect, expectUtf8 ? opts + LOAD_OPTIONS.bytes : 0, true);
-      view.setInt32(opts + LOAD_OPTIONS.weightLayout, layout, true);
+    const ptr = w.withBytes(bytes, what, (file, len) => w.withScratch(LOAD_OPTIONS.bytes + (expectUtf8?.length ?? 0) + 1, (opts) => {
+      writeLoadOptions(w, opts, expectUtf8, layout);
       return w.x.mlrt_load_from_bytes_ex(file, len, opts, w.error);
     }));
     if (!ptr) throw w.failure();
@@ -420,6 +415,15 @@ class Runtime {
     this.#wasm.threads = null;
     this.build = Object.freeze({ ...this.build, threads: 1 });
   }
+}
+
+// An mlrt_load_options at ptr, followed by expect's NUL-terminated UTF-8 (or NULL without it).
+function writeLoadOptions(w, ptr, expectUtf8, layout) {
+  const text = ptr + LOAD_OPTIONS.bytes, view = w.view(), u8 = w.u8();
+  if (expectUtf8) u8.set(expectUtf8, text);
+  u8[text + (expectUtf8?.length ?? 0)] = 0;
+  view.setUint32(ptr + LOAD_OPTIONS.expect, expectUtf8 ? text : 0, true);
+  view.setInt32(ptr + LOAD_OPTIONS.weightLayout, layout, true);
 }
 
 function asBytes(bytes, what) {
@@ -561,6 +565,11 @@ class Model {
 
   #live(what) {
     if (!this.#m.ptr) throw new MlrtError('DISPOSED', `${what}: the model has been disposed`);
+  }
+
+  // predict and the label calls: a live model whose one input is rows of floats.
+  #takesRows(what) {
+    this.#live(what);
     if (!this.info.inputSize) { // a graph whose inputs are not one row of floats
       throw new MlrtError('INVALID_ARGUMENT', `${what}: this model takes named inputs (${quoted(this.info.inputs.map((i) => i.name))}), not rows of floats: use run(feeds)`);
     }
@@ -575,7 +584,7 @@ class Model {
 
   /** One input of info.inputSize numbers -> Float32Array(info.outputSize). */
   predict(input) {
-    this.#live('predict');
+    this.#takesRows('predict');
     const { inputSize, outputSize } = this.info;
     checkInputs(input, inputSize, 'predict');
     const w = this.#wasm, inPtr = this.#m.io, outPtr = inPtr + inputSize * 4;
@@ -586,12 +595,12 @@ class Model {
 
   /** n inputs, row after row -> Float32Array(n * info.outputSize). */
   predictBatch(inputs, n) {
-    this.#live('predictBatch');
+    this.#takesRows('predictBatch');
     checkRowCount(n, 'predictBatch');
     const { inputSize, outputSize } = this.info;
     checkInputs(inputs, n * inputSize, 'predictBatch');
     const w = this.#wasm;
-    return w.with(n * (inputSize + outputSize) * 4, (inPtr) => {
+    return w.withScratch(n * (inputSize + outputSize) * 4, (inPtr) => {
       const outPtr = inPtr + n * inputSize * 4;
       w.array(Float32Array, inPtr, n * inputSize).set(inputs);
       this.#predictRows(inPtr, n, outPtr);
@@ -614,7 +623,7 @@ class Model {
   }
 
   #labels(inputs, n, what) {
-    this.#live(what);
+    this.#takesRows(what);
     if (this.info.task === 'regression') {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: a ${this.info.kind} regressor predicts values, not labels: use predict`);
     }
@@ -622,7 +631,7 @@ class Model {
     const { inputSize } = this.info;
     checkInputs(inputs, n * inputSize, what);
     const w = this.#wasm;
-    return w.with(n * (inputSize + 1) * 4, (inPtr) => {
+    return w.withScratch(n * (inputSize + 1) * 4, (inPtr) => {
       const outPtr = inPtr + n * inputSize * 4;
       w.array(Float32Array, inPtr, n * inputSize).set(inputs);
       w.check(w.x.mlrt_predict_labels(this.#m.ptr, inPtr, n, outPtr, w.error));
@@ -636,10 +645,10 @@ class Model {
    * Every input of info.inputs must be fed; data is copied in and the outputs are copied out.
    */
   run(feeds) {
-    if (!this.#m.ptr) throw new MlrtError('DISPOSED', 'run: the model has been disposed');
+    this.#live('run');
     const tensors = tensorsOf(feeds, this.info.inputs);
     const w = this.#wasm, ptr = this.#m.ptr;
-    w.with(tensorBlockBytes(tensors), (block) => {
+    w.withScratch(tensorBlockBytes(tensors), (block) => {
       writeTensors(w, block, tensors);
       w.check(w.x.mlrt_run(ptr, block, tensors.length, w.error));
     });
@@ -654,13 +663,13 @@ class Model {
    *   bias: Float32Array(outputs), or null when the file has no bias }.
    */
   layerWeights(i) {
-    if (!this.#m.ptr) throw new MlrtError('DISPOSED', 'layerWeights: the model has been disposed');
+    this.#live('layerWeights');
     const layer = this.info.layers[i];
     if (!Number.isInteger(i) || !layer) {
       throw new MlrtError('INVALID_ARGUMENT', `layerWeights: no layer ${i} (the model has ${this.info.layers.length})`);
     }
     const w = this.#wasm, { inputs, outputs } = layer, weights = inputs * outputs;
-    return w.with((weights + outputs) * 4 + LAYER_INFO.bytes, (wp) => {
+    return w.withScratch((weights + outputs) * 4 + LAYER_INFO.bytes, (wp) => {
       const bp = wp + weights * 4, infoPtr = bp + outputs * 4;
       w.check(w.x.mlrt_layer_weights(this.#m.ptr, i, wp, bp, w.error));
       w.x.mlrt_layer(infoPtr, this.#m.ptr, i); // mlrt_layer_info, returned through a pointer (wasm32 C ABI)
