@@ -10,7 +10,7 @@ import { CONTROL as C, SPIN, threadImports } from './threads.mjs';
 
 /** Starts serving jobs; `ready()` tells the pool the worker is about to wait for the first one. */
 function serve({ module, memory, stack, tls, ctrl }, ready) {
-  const x = new WebAssembly.Instance(module, threadImports(module, memory)).exports;
+  const x = /** @type {Record<string, (...args: number[]) => number>} */ (new WebAssembly.Instance(module, threadImports(module, memory)).exports);
   x.stackRestore(stack); // this thread's own stack, allocated by the main thread
   if (tls) x.__wasm_init_tls(tls);
   const w = new Int32Array(memory.buffer, ctrl, C.WORDS);
