@@ -21,7 +21,7 @@ MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/grap
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
 IR      = src/ir/desc.c
 CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c src/api/host.c
-HDRS = src/mlrt.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
+HDRS = src/mlrt.h src/api/api.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
 # The wasm exports: exactly mlrt.h's functions that the JavaScript module calls.
@@ -117,6 +117,12 @@ wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	$(EMCC) $(EMLINK) -msimd128 $^ -o $@
 	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd $@ -o $@
 
+# mlrt.wasm again, keeping its function names: what bench/size.mjs attributes to files and layers.
+build/size/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
+	@mkdir -p $(dir $@)
+	$(EMCC) $(EMLINK) --profiling-funcs -msimd128 $^ -o $@
+	$(WASM_OPT) $(WASM_OPT_FLAGS) --debuginfo --enable-simd $@ -o $@
+
 wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 	@mkdir -p wasm
 	$(EMCC) $(EMLINK) $^ -o $@
@@ -157,9 +163,14 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_onnx.c tests/c/harness.h $(CORE) $(HDRS)
+# The C tests, a file per layer or format, on one small harness (tests/c/harness.h) and the builders of
+# their inputs (tests/c/builders.h).
+TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
+         tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
+         tests/c/test_model.c tests/c/test_onnx.c
+build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@
 
 build/train: tools/train.c
 	@mkdir -p build
@@ -191,23 +202,21 @@ fuzz-run: $(FUZZERS) $(MODELS)
 
 # ---- decompression (src/codecs/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
 PYTHON3 ?= /usr/bin/python3
-DECOMP = src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
-DECOMP_DEPS = $(DECOMP) $(BASE) $(HDRS)
 
 # test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
-build/decompress/manifest.txt: tests/decompress/gen.py
-	$(PYTHON3) tests/decompress/gen.py build/decompress
+build/decompress/manifest.txt: tests/gen/decompress.py
+	$(PYTHON3) tests/gen/decompress.py build/decompress
 
-build/test_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+build/test_decompress: tests/c/test_decompress.c tests/c/harness.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c tests/c/test_decompress.c tests/c/harness.c $(CORE) -lm -o $@
 
 test-decompress: build/test_decompress build/decompress/manifest.txt
 	build/test_decompress build/decompress
 
-build/bench_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+build/bench_decompress: tests/c/test_decompress.c tests/c/harness.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(NATIVE_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
+	$(CC) $(NATIVE_CFLAGS) -Isrc -Itests/c tests/c/test_decompress.c tests/c/harness.c $(CORE) -lm -o $@
 
 bench-decompress: build/bench_decompress build/decompress/manifest.txt
 	build/bench_decompress --bench build/decompress
@@ -244,8 +253,8 @@ test-c: build/test_c
 	build/test_c
 
 # aprender trees, forests and KMeans from an independent encoder (scikit-learn fits, numpy f32 reference)
-build/apr-models/manifest.json: tests/apr-models/gen.py
-	$(PYTHON3) tests/apr-models/gen.py build/apr-models
+build/apr-models/manifest.json: tests/gen/apr_models.py
+	$(PYTHON3) tests/gen/apr_models.py build/apr-models
 
 test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json
 	$(NODE) --test tests/
@@ -257,7 +266,7 @@ test-package: $(WASM) $(MODELS)
 test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(MODELS) $(APR_MODELS)
 	$(NODE) --test tests/web/
 
-bench: $(WASM) build/bench/limits.wasm
+bench: $(WASM) build/bench/limits.wasm build/size/mlrt.wasm
 	$(NODE) bench/run.mjs
 
 edge-load: $(WASM) $(MODELS)
