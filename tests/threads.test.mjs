@@ -74,6 +74,7 @@ test('rt.threadPool shows the workers and the jobs they completed; null with one
   const { rows, slices } = completedDuring(four, () => m.predictBatch(digits.images.subarray(0, 100 * 784), 100));
   assert.deepEqual([rows, slices], [3, 0], '100 rows: one block of rows per worker, no slices');
   assert.ok(Object.isFrozen(four.threadPool.completed));
+  assert.equal(four.threadPool, four.threadPool, 'one object, its figures live');
   m.dispose();
 });
 

@@ -225,6 +225,7 @@ const alignUp = (p, a) => Math.ceil(p / a) * a;
 export class ThreadRunner {
   #wasm;
   #pool;
+  #diagnostics = null;
 
   /** Starts `workers` workers over the instance's shared memory. */
   static async start(wasm, module, memory, workers) {
@@ -237,15 +238,16 @@ export class ThreadRunner {
   /** The number of workers (threads besides this one). */
   get workers() { return this.#pool.size; }
 
-  /** What rt.threadPool shows of the pool (mlrt.d.ts: ThreadPoolDiagnostics). */
+  /** What rt.threadPool shows of the pool (mlrt.d.ts: ThreadPoolDiagnostics); the same object each time. */
   diagnostics() {
     const pool = this.#pool;
-    return Object.freeze({
+    this.#diagnostics ??= Object.freeze({
       get size() { return pool.size; },
       get sleeping() { return pool.sleeping(); },
       wake: () => pool.wake(),
       get completed() { return Object.freeze(pool.completed); },
     });
+    return this.#diagnostics;
   }
 
   /**
