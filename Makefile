@@ -19,15 +19,26 @@ KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/k
           src/kernels/tensor_ops.c
 MODEL   = src/model/model.c src/model/recognize.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
           src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
-CORE = $(BASE) $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
+# ---- text: the WordPiece tokenizer (issue 20), by layer ----
+TEXT = src/base/unicode.c src/base/unicode_tables.c src/ir/tokenizer_desc.c src/formats/tokenizer_json.c \
+       src/formats/vocab_txt.c src/model/tokenizer.c src/model/tokenizer_text.c src/model/tokenizer_info.c \
+       src/api/tokenizer_load.c
+# its wasm exports: mlrt.h's functions under their C names
+TEXT_EXPORTS = mlrt_tokenizer_load mlrt_tokenizer_free mlrt_tokenizer_encode mlrt_tokenizer_encode_batch \
+               mlrt_tokenizer_decode mlrt_tokenizer_normalize mlrt_tokenizer_token mlrt_tokenizer_info_json \
+               mlrt_status_name mlrt_string_free
+TEXT_SMALL = base/unicode base/unicode_tables ir/tokenizer_desc formats/tokenizer_json formats/vocab_txt model/tokenizer_info model/tokenizer model/tokenizer_text \
+             api/tokenizer_load
+# ---- end of text ----
+CORE = $(BASE) $(CODECS) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c $(TEXT)
 HDRS = src/mlrt.h src/base/base.h src/internal.h src/codecs/codecs.h \
-       src/model/graph.h src/model/graph_build.h src/kernels/simd.h
+       src/model/graph.h src/model/graph_build.h src/kernels/simd.h src/ir/ir.h
 
 WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
 empty :=
 space := $(empty) $(empty)
-WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%))
+WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%) $(TEXT_EXPORTS:%=_%))
 # Standalone wasm: no Emscripten JS glue, no filesystem, memory grows on demand.
 # Objects are compiled at -O3 and linked at -O1: at -O2 and above, Binaryen inlines every
 # single-caller function into one huge export, which V8 then optimises slowly and with
@@ -53,7 +64,7 @@ APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/mode
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
              web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr web/models/digit-cnn.onnx
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
-          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx
+          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer
 
 .PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
@@ -92,7 +103,7 @@ build/wasm-threads/%.o: src/%.c $(HDRS)
 RELAXED_OPT = -O3
 RELAXED_CFLAGS = --target=wasm32-wasi -std=c11 -ffp-contract=off -msimd128 -mrelaxed-simd -mllvm -pre-RA-sched=source
 RELAXED_LINK = --target=wasm32-wasi -mexec-model=reactor -Wl,--strip-all -Wl,-z,stack-size=65536 \
-               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=mlrt_wasm_%)
+               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=mlrt_wasm_%) $(TEXT_EXPORTS:%=-Wl,--export=%)
 build/wasm-relaxed/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG19) $(RELAXED_OPT) $(RELAXED_CFLAGS) -c $< -o $@
@@ -103,7 +114,7 @@ WASM_SMALL = base/error base/buf base/utf8 formats/tensorset codecs/json formats
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
-             codecs/lz4
+             codecs/lz4 $(TEXT_SMALL)
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-threads/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
@@ -126,7 +137,7 @@ wasm/mlrt-threads.wasm: $(WASM_SRC:src/%.c=build/wasm-threads/%.o)
 	@mkdir -p wasm
 	$(WASM_LD14) -o $@ $^ -L$(EM_LIBDIR) -lc-mt -lemmalloc-mt -lcompiler_rt-mt --shared-memory --import-memory \
 	  --initial-memory=1048576 --max-memory=2147483648 --no-entry -z stack-size=65536 --global-base=1024 \
-	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=mlrt_wasm_%) --export=stackSave --export=stackRestore \
+	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=mlrt_wasm_%) $(TEXT_EXPORTS:%=--export=%) --export=stackSave --export=stackRestore \
 	  --export=__wasm_init_tls --export=__tls_size --export=__tls_align --export=__wasm_call_ctors
 	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd --enable-threads --enable-bulk-memory $@ -o $@
 
@@ -153,7 +164,7 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_onnx.c tests/c/harness.h $(CORE) $(HDRS)
+build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_onnx.c tests/c/test_text.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
 

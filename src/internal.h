@@ -302,4 +302,56 @@ float mlrt__quant_weight(const mlrt__dense *d, size_t o, size_t i);
 void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                         size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz);
 
+
+/* ---- text: tokenizer ---- (formats/tokenizer_json.c, formats/vocab_txt.c, model/tokenizer*.c, api/tokenizer_load.c) */
+#include "ir/ir.h"
+/* Readers: fill *d (zeroed first) from the whole file; on failure d is freed. */
+mlrt_status mlrt__read_tokenizer_json(const uint8_t *b, size_t n, mlrt__tok_desc *d, mlrt_error *err);
+/* config: tokenizer_config.json's bytes, or NULL. */
+mlrt_status mlrt__read_vocab_txt(const uint8_t *vocab, size_t n, const uint8_t *config, size_t config_len,
+                                 mlrt__tok_desc *d, mlrt_error *err);
+/* Builds the runnable tokenizer from d, taking what it owns (d is left empty, built or not). */
+mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err);
+
+/* A growable array of elements of one size (bytes, ids, ...): false, and nothing changed, when
+ * n more would overflow or not be allocated. */
+typedef struct mlrt__vec {
+    void *p;                        /* [cap] elements */
+    size_t len, cap;
+} mlrt__vec;
+bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
+
+struct mlrt_tokenizer {
+    mlrt__tok_desc d;               /* the description it was built from (owned) */
+    uint32_t *slots;                /* [mask + 1] the vocabulary's hash table: id + 1, 0 empty (open addressing) */
+    uint32_t mask;
+    uint32_t prefix_hash;           /* the hash state after continuing_subword_prefix */
+    uint32_t max_token_bytes;       /* the longest vocabulary token */
+    uint8_t added_first[256];       /* 1 when some added token starts with this byte */
+    uint32_t *added_order;          /* [n_added] indices of the added tokens, longest first */
+    /* scratch, reused by every call */
+    mlrt__vec norm;                 /* bytes: one normalized piece of text */
+    mlrt__vec run;                  /* uint32_t: a run of combining characters waiting to be reordered */
+    mlrt__vec run_tmp;              /* uint32_t: the counting sort's copy of a long run */
+    mlrt__vec states;               /* uint32_t [2]: WordPiece's (end, hash) per character boundary */
+    mlrt__vec seq[2];               /* int32_t: the ids of sequences A and B */
+    mlrt__vec ids, type_ids, mask_; /* int32_t, int32_t, uint8_t: the last encoding (or batch) */
+    mlrt__vec lengths;              /* uint32_t: a batch's row lengths */
+    mlrt__vec row_at;               /* size_t: where each row of a batch starts before padding */
+    char *info_json;
+};
+
+/* Normalizes text [n] (valid UTF-8) as the tokenizer's normalizer does, appended to t->norm
+ * (model/tokenizer_text.c). False when out of memory. */
+bool mlrt__tok_normalize(mlrt_tokenizer *t, const uint8_t *text, size_t n);
+/* Pre-tokenizes and WordPiece-encodes s [n] (normalized text), appending ids to out. */
+bool mlrt__tok_words(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt__vec *out);
+/* The vocabulary id of prefix (if with_prefix) + s [n] whose FNV-1a state is h, or -1 (model/tokenizer.c). */
+long mlrt__tok_lookup(const mlrt_tokenizer *t, bool with_prefix, const uint8_t *s, size_t n, uint32_t h);
+/* The description as info JSON, malloc'd, or NULL when out of memory (model/tokenizer_info.c). */
+char *mlrt__tok_info(const mlrt_tokenizer *t);
+#define MLRT__FNV_INIT 2166136261u
+#define MLRT__FNV_STEP(h, byte) (((h) ^ (uint8_t)(byte)) * 16777619u)
+/* ---- end of text: tokenizer ---- */
+
 #endif

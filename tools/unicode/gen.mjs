@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// tools/unicode/gen.mjs — writes src/base/unicode_tables.c, the Unicode data of the WordPiece
+// tokenizer, each table at the version Hugging Face's Rust `tokenizers` uses (see
+// ../shared/specs/bert-encoder.md §3.1). `make` does not run this: the output is committed.
+//
+//   node tools/unicode/gen.mjs [--check]      (--check: compare with the committed file, exit 1 if stale)
+//
+// Inputs (all pinned, all from Debian packages or Node itself):
+//   - crate unicode_categories 0.1.1 (Debian librust-unicode-categories-dev), src/tables.rs:
+//     Cc, Cf, Mn and the seven P* categories at Unicode 8.0.0, as `tokenizers` links them;
+//   - Debian unicode-data 15.0.0 (/usr/share/unicode): UnicodeData.txt's canonical decompositions
+//     and combining classes, kept only for code points DerivedAge.txt says were assigned by 9.0
+//     (crate unicode-normalization-alignments 0.1.12 carries Unicode 9.0.0 tables; decompositions
+//     and combining classes never change once assigned);
+//   - lowercase: String.prototype.toLowerCase of each single code point under Node's ICU, which
+//     must be Unicode 17.0 (the Rust std of npm tokenizers 0.23.2): full default mapping, no
+//     context (a lone U+03A3 maps to U+03C3). The one multi-character result, U+0130, is left to
+//     the caller (mlrt__uni_lower returns U+0069 and mlrt__uni_lower_extra the U+0307).
+import { readFileSync, writeFileSync } from 'node:fs';
+import process from 'node:process';
+
+const UC = '/usr/share/cargo/registry/unicode_categories-0.1.1/src/tables.rs';
+const UD = '/usr/share/unicode';
+const OUT = new URL('../../src/base/unicode_tables.c', import.meta.url);
+const hex = (n, w = 4) => n.toString(16).toUpperCase().padStart(w, '0');
+const fail = (msg) => { console.error(`gen.mjs: ${msg}`); process.exit(2); };
+
+if (process.versions.unicode !== '17.0') fail(`Node's ICU has Unicode ${process.versions.unicode}, need 17.0 for the lowercase table`);
+
+// ---------------------------------------------------------------- unicode_categories (8.0)
+const ucText = readFileSync(UC, 'utf8');
+function ucTable(name) {
+  const m = ucText.match(new RegExp(`pub static ${name} : &'static \\[char\\] = &\\[([^\\]]*)\\]`));
+  if (!m) fail(`${UC}: no table ${name}`);
+  return [...m[1].matchAll(/'\\u\{([0-9A-F]+)\}'/g)].map((x) => parseInt(x[1], 16));
+}
+const cc = ucTable('OTHER_CONTROL'), cf = ucTable('OTHER_FORMAT'), mn = ucTable('MARK_NONSPACING');
+const punct = ['PUNCTUATION_CONNECTOR', 'PUNCTUATION_DASH', 'PUNCTUATION_CLOSE', 'PUNCTUATION_FINAL_QUOTE',
+  'PUNCTUATION_INITIAL_QUOTE', 'PUNCTUATION_OTHER', 'PUNCTUATION_OPEN'].flatMap(ucTable);
+// Co is matched by ranges in the crate's code, not its table (lib.rs is_other_private_use)
+const co = [[0xE000, 0xF8FF], [0xF0000, 0xFFFFD], [0x100000, 0x10FFFD]];
+if (cc.length !== 65 || cf.length !== 150 || mn.length !== 1567 || punct.length !== 717) {
+  fail(`unexpected unicode_categories sizes: Cc ${cc.length} Cf ${cf.length} Mn ${mn.length} P ${punct.length}`);
+}
+
+// sorted code points -> [first, last] ranges
+function ranges(cps) {
+  const s = [...new Set(cps)].sort((a, b) => a - b), out = [];
+  for (const c of s) {
+    const last = out[out.length - 1];
+    if (last && last[1] + 1 === c) last[1] = c; else out.push([c, c]);
+  }
+  return out;
+}
+const other = ranges([...cc, ...cf]); // Co: three whole ranges, tested in base/unicode.c
+
+// ranges packed as start << 11 | (length - 1): lengths above 2048 are split
+function packRanges(rs) {
+  const out = [];
+  for (let [a, b] of rs) {
+    while (b - a + 1 > 2048) { out.push(a * 2048 + 2047); a += 2048; }
+    out.push(a * 2048 + (b - a));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- UnicodeData 15.0 restricted to 9.0
+const age = new Map(); // cp -> [major, minor]
+for (const line of readFileSync(`${UD}/DerivedAge.txt`, 'utf8').split('\n')) {
+  const m = line.match(/^([0-9A-F]+)(?:\.\.([0-9A-F]+))?\s*;\s*(\d+)\.(\d+)/);
+  if (!m) continue;
+  const a = parseInt(m[1], 16), b = m[2] ? parseInt(m[2], 16) : a;
+  for (let c = a; c <= b; c++) age.set(c, [+m[3], +m[4]]);
+}
+if (!readFileSync(`${UD}/DerivedAge.txt`, 'utf8').startsWith('# DerivedAge-15.0.0.txt')) fail('DerivedAge.txt is not 15.0.0');
+const in9 = (c) => { const v = age.get(c); return v !== undefined && (v[0] < 9 || (v[0] === 9 && v[1] === 0)); };
+const decomp = new Map(), ccc = new Map();
+for (const line of readFileSync(`${UD}/UnicodeData.txt`, 'utf8').split('\n')) {
+  if (!line) continue;
+  const f = line.split(';');
+  const c = parseInt(f[0], 16);
+  if (!in9(c)) continue;
+  if (+f[3]) ccc.set(c, +f[3]);
+  if (f[5] && !f[5].startsWith('<')) decomp.set(c, f[5].split(' ').map((x) => parseInt(x, 16)));
+}
+// every part of a 9.0 decomposition is itself a 9.0 character
+for (const [c, d] of decomp) for (const x of d) if (!in9(x)) fail(`U+${hex(c)} decomposes to U+${hex(x)}, not in 9.0`);
+if (decomp.size !== 2060) fail(`${decomp.size} canonical decompositions in 9.0, expected 2060`);
+
+// Single-step decompositions: (first, second?) where second is a combining mark from a short list.
+const seconds = [...new Set([...decomp.values()].filter((d) => d.length === 2).map((d) => d[1]))].sort((a, b) => a - b);
+if (seconds.length > 255) fail(`${seconds.length} distinct second characters`);
+// CJK compatibility ideographs (singletons) in two dense arrays, the others in the sorted list
+const CJK = [[0xF900, 0xFADA], [0x2F800, 0x2FA1E]];
+const inCjk = (c) => CJK.some(([a, b]) => c >= a && c < b);
+const cjkValues = [], cjkAstral = [];
+for (const [a, b] of CJK) for (let c = a; c < b; c++) {
+  const d = decomp.get(c);
+  if (d && d.length !== 1) fail(`U+${hex(c)}: not a singleton`);
+  if (!d && decomp.has(c)) fail('?');
+  cjkValues.push(d ? d[0] & 0xffff : 0);
+  cjkAstral.push(d ? d[0] >> 16 : 0);
+}
+for (const p of cjkAstral) if (p !== 0 && p !== 2) fail('a CJK compatibility ideograph outside planes 0 and 2');
+for (const [c] of decomp) if (!inCjk(c) && ((c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F))) fail(`U+${hex(c)} outside the dense ranges`);
+const cjkBits = [];
+for (let i = 0; i < cjkAstral.length; i += 8) cjkBits.push(cjkAstral.slice(i, i + 8).reduce((v, p, k) => v | (p ? 1 << k : 0), 0));
+const keys = [...decomp.keys()].filter((c) => !inCjk(c)).sort((a, b) => a - b);
+// keys and first characters as their 16 low bits; the mark byte holds, in bit 7, whether the first
+// character is outside the BMP (it is then in its key's plane, or in plane 2 for a BMP key: the CJK
+// compatibility ideographs), and in bits 0-6 the second's index + 1 (0: none)
+const nfdLo = [], nfdFirst = [], nfdMark = [];
+if (seconds.length > 127) fail(`${seconds.length} distinct second characters`);
+for (const k of keys) {
+  const d = decomp.get(k);
+  const plane = d[0] >> 16, astral = plane !== 0;
+  if (astral && plane !== (k >> 16 || 2)) fail(`U+${hex(k)} -> U+${hex(d[0])}: first in an unexpected plane`);
+  nfdLo.push(k & 0xffff);
+  nfdFirst.push(d[0] & 0xffff);
+  nfdMark.push((astral ? 128 : 0) | (d.length === 2 ? seconds.indexOf(d[1]) + 1 : 0));
+}
+// keys are sorted, so each plane's keys are a contiguous slice
+const planeStart = [0, 1, 2, 3, 4].map((p) => { const i = keys.findIndex((k) => k >> 16 >= p); return i < 0 ? keys.length : i; });
+
+// the longest full decomposition (mlrt__uni_nfd writes at most MLRT__UNI_NFD_MAX characters)
+const full = (c) => (decomp.has(c) ? decomp.get(c).flatMap(full) : [c]);
+const longest = Math.max(...[...decomp.keys()].map((k) => full(k).length));
+if (longest > 4) fail(`a full decomposition of ${longest} characters`);
+
+// Mn ranges split where the combining class turns 0 or not: start << 11 | class0 << 10 | (length - 1)
+const mnSet = new Set(mn), mnRuns = [];
+for (const c of [...mnSet].sort((a, b) => a - b)) {
+  const zero = ccc.has(c) ? 0 : 1, last = mnRuns[mnRuns.length - 1];
+  if (last && last[1] + 1 === c && last[2] === zero && c - last[0] < 1023) last[1] = c;
+  else mnRuns.push([c, c, zero]);
+}
+// combining classes of the characters strip_accents keeps (not Mn in 8.0) as runs of one class:
+// start << 11 | (length - 1), and the class per run
+const cccRuns = [];
+for (const c of [...ccc.keys()].filter((x) => !mnSet.has(x)).sort((a, b) => a - b)) {
+  const last = cccRuns[cccRuns.length - 1];
+  if (last && last[1] + 1 === c && last[2] === ccc.get(c) && c - last[0] < 2047) last[1] = c;
+  else cccRuns.push([c, c, ccc.get(c)]);
+}
+
+// ---------------------------------------------------------------- lowercase (17.0)
+const lower = []; // [cp, lower]
+let specials = 0;
+for (let c = 0; c <= 0x10ffff; c++) {
+  if (c >= 0xd800 && c <= 0xdfff) continue;
+  const l = String.fromCodePoint(c).toLowerCase();
+  const cps = [...l].map((x) => x.codePointAt(0));
+  if (cps.length === 1 && cps[0] === c) continue;
+  if (cps.length !== 1) {
+    if (c !== 0x130 || cps.length !== 2 || cps[0] !== 0x69 || cps[1] !== 0x307) fail(`U+${hex(c)} lowercases to ${cps.map((x) => hex(x))}`);
+    specials++;
+    lower.push([c, 0x69]);
+    continue;
+  }
+  lower.push([c, cps[0]]);
+}
+if (specials !== 1) fail('U+0130 did not lowercase to i + U+0307');
+// runs: cps c, c + stride, ... with the same delta (stride 1 or 2)
+const lowerRuns = [];
+for (const [c, l] of lower) {
+  const last = lowerRuns[lowerRuns.length - 1], delta = l - c;
+  if (last && last.delta === delta && last.len < 256 &&
+      ((last.stride === 0 && (c - last.start === 1 || c - last.start === 2)) ||
+       (last.stride && c === last.start + last.stride * last.len))) {
+    if (last.stride === 0) last.stride = c - last.start;
+    last.len++;
+  } else lowerRuns.push({ start: c, len: 1, delta, stride: 0 });
+}
+for (const r of lowerRuns) if (!r.stride) r.stride = 1;
+
+// ---------------------------------------------------------------- output
+function cArray(type, name, values, perLine, fmt) {
+  const lines = [];
+  for (let i = 0; i < values.length; i += perLine) lines.push('    ' + values.slice(i, i + perLine).map(fmt).join(', ') + ',');
+  return `const ${type} ${name}[${values.length}] = {\n${lines.join('\n')}\n};\n`;
+}
+const h32 = (v) => `0x${hex(v >>> 0, 8)}`, h16 = (v) => `0x${hex(v)}`, h8 = (v) => `0x${hex(v, 2)}`, dec = (v) => String(v);
+const text = `/* base/unicode_tables.c — GENERATED by tools/unicode/gen.mjs; do not edit. Regenerate with
+ *   node tools/unicode/gen.mjs
+ * (needs Debian librust-unicode-categories-dev and unicode-data, and Node 20 whose ICU has Unicode 17.0).
+ *
+ * Each table is at the Unicode version Hugging Face's Rust \`tokenizers\` links (spec bert-encoder.md §3.1):
+ *   other, mn, punct   Unicode 8.0.0   crate unicode_categories 0.1.1 (Cc+Cf+Co, Mn, P*)
+ *   nfd_*, ccc         Unicode 9.0.0   UnicodeData 15.0.0 restricted to code points assigned by 9.0
+ *                                      (DerivedAge), as crate unicode-normalization-alignments 0.1.12
+ *   lower              Unicode 17.0.0  the Rust std of npm tokenizers 0.23.2 (U+0130's i + U+0307: see unicode.c)
+ * Layouts are described in base/unicode.c, which reads them. */
+#include "base.h"
+
+/* Cc and Cf (${cf.length} code points): ranges, start << 11 | (length - 1) */
+${cArray('uint32_t', 'mlrt__uni_other', packRanges(other), 6, h32)}
+/* Mn, ${mn.length} code points: ranges, start << 11 | (combining class 0 ? 1 : 0) << 10 | (length - 1) */
+${cArray('uint32_t', 'mlrt__uni_mn', mnRuns.map(([a, b, z]) => a * 2048 + z * 1024 + (b - a)), 6, h32)}
+/* P* (Pc Pd Ps Pe Pi Pf Po), ${punct.length} code points: ranges as above */
+${cArray('uint32_t', 'mlrt__uni_punct', packRanges(ranges(punct)), 6, h32)}
+/* Canonical decompositions, one step, of the ${keys.length} other code points, sorted; keys of plane p are entries
+ * [nfd_plane_start[p], nfd_plane_start[p + 1]), key = p << 16 | nfd_lo. The decomposition: first =
+ * (nfd_mark & 128 ? (p ? p : 2) << 16 : 0) | nfd_first, then nfd_second[(nfd_mark & 127) - 1] unless that is 0. */
+${cArray('uint16_t', 'mlrt__uni_nfd_lo', nfdLo, 10, h16)}
+${cArray('uint16_t', 'mlrt__uni_nfd_first', nfdFirst, 10, h16)}
+${cArray('uint8_t', 'mlrt__uni_nfd_mark', nfdMark, 16, dec)}
+${cArray('uint32_t', 'mlrt__uni_nfd_second', seconds, 8, h32)}
+${cArray('uint16_t', 'mlrt__uni_nfd_plane_start', planeStart, 5, dec)}
+/* The CJK compatibility ideographs U+F900..FAD9 then U+2F800..2FA1D: each one's decomposition, a
+ * single character, its 16 low bits (0: none) and in cjk_astral bit i % 8 of byte i / 8 whether it is in plane 2 */
+${cArray('uint16_t', 'mlrt__uni_cjk_compat', cjkValues, 10, h16)}
+${cArray('uint8_t', 'mlrt__uni_cjk_astral', cjkBits, 16, h8)}
+/* Canonical combining classes other than 0 of the characters that are not Mn: runs of one class,
+ * start << 11 | (length - 1), and the class */
+${cArray('uint32_t', 'mlrt__uni_ccc_run', cccRuns.map(([a, b]) => a * 2048 + (b - a)), 6, h32)}
+${cArray('uint8_t', 'mlrt__uni_ccc_class', cccRuns.map((r) => r[2]), 16, dec)}
+/* Lowercase: runs start, start + stride, ... (length) mapping c -> c + delta:
+ * lower_run = start << 11 | (stride - 1) << 8 | (length - 1), lower_delta = delta */
+${cArray('uint32_t', 'mlrt__uni_lower_run', lowerRuns.map((r) => r.start * 2048 + (r.stride - 1) * 256 + (r.len - 1)), 6, h32)}
+${cArray('int32_t', 'mlrt__uni_lower_delta', lowerRuns.map((r) => r.delta), 8, dec)}
+const size_t mlrt__uni_counts[6] = {${[packRanges(other).length, mnRuns.length, packRanges(ranges(punct)).length, keys.length, cccRuns.length, lowerRuns.length].join(', ')}}; /* other, mn, punct, nfd, ccc, lower */
+`;
+if (process.argv.includes('--check')) {
+  const now = readFileSync(OUT, 'utf8');
+  if (now !== text) { console.error('src/base/unicode_tables.c is stale: run node tools/unicode/gen.mjs'); process.exit(1); }
+  console.log('unicode_tables.c is up to date');
+} else {
+  writeFileSync(OUT, text);
+  console.log(`wrote ${OUT.pathname}: other ${other.length} ranges, Mn ${mnRuns.length}, P ${ranges(punct).length}, ` +
+    `NFD ${keys.length} (${seconds.length} second chars), ccc ${cccRuns.length} runs, lower ${lower.length} in ${lowerRuns.length} runs`);
+}
