@@ -338,6 +338,13 @@ struct mlrt_tokenizer {
     mlrt__vec ids, type_ids, mask_; /* int32_t, int32_t, uint8_t: the last encoding (or batch) */
     mlrt__vec lengths;              /* uint32_t: a batch's row lengths */
     mlrt__vec row_at;               /* size_t: where each row of a batch starts before padding */
+    /* Rust's tokenize_with_limit (an early exit that truncation's pair arithmetic sees): while a
+     * sequence is encoded under truncation, its words stop once `limit` tokens are reached */
+    size_t limit;                   /* max_length, or 0: no limit */
+    bool limit_left;                /* truncating left: the words are cut from the front afterwards */
+    bool stop;                      /* set when the limit is reached (truncating right) */
+    size_t seq_start;               /* where the sequence's ids start in its vec */
+    mlrt__vec splits;               /* uint32_t: truncating left, each split's end << 1 | (1: a word) */
     char *info_json;
 };
 
@@ -348,6 +355,9 @@ bool mlrt__tok_normalize(mlrt_tokenizer *t, const uint8_t *text, size_t n);
 bool mlrt__tok_words(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt__vec *out);
 /* The vocabulary id of prefix (if with_prefix) + s [n] whose FNV-1a state is h, or -1 (model/tokenizer.c). */
 long mlrt__tok_lookup(const mlrt_tokenizer *t, bool with_prefix, const uint8_t *s, size_t n, uint32_t h);
+/* A split (a word, or an added token: word false) of the sequence being encoded ended at out->len
+ * (model/tokenizer.c). False when out of memory. */
+bool mlrt__tok_split(mlrt_tokenizer *t, const mlrt__vec *out, bool word);
 /* The description as info JSON, malloc'd, or NULL when out of memory (model/tokenizer_info.c). */
 char *mlrt__tok_info(const mlrt_tokenizer *t);
 #define MLRT__FNV_INIT 2166136261u

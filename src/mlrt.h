@@ -283,13 +283,16 @@ mlrt_status mlrt_tokenizer_encode_batch(mlrt_tokenizer *tokenizer, const char *t
                                         mlrt_error *err);
 
 /* The text of ids [n] as the WordPiece decoder gives it (continuations joined, cleanup of spaces
- * before punctuation); skip_special: leave out the special added tokens. A malloc'd string
- * (mlrt_string_free), or NULL with *err (an id that is no token: MLRT_ERR_INVALID_ARGUMENT). */
+ * before punctuation); skip_special: leave out the special added tokens. A malloc'd NUL-terminated
+ * string (mlrt_string_free) of *out_len bytes (out_len may be NULL; the text may hold NULs), or
+ * NULL with *err (an id that is no token: MLRT_ERR_INVALID_ARGUMENT). */
 char *mlrt_tokenizer_decode(const mlrt_tokenizer *tokenizer, const int32_t *ids, size_t n, int skip_special,
-                            mlrt_error *err);
+                            size_t *out_len, mlrt_error *err);
 
-/* text [len] after the normalizer (and nothing else), as UTF-8: a malloc'd string, or NULL with *err. */
-char *mlrt_tokenizer_normalize(mlrt_tokenizer *tokenizer, const char *text, size_t len, mlrt_error *err);
+/* text [len] after the normalizer (and nothing else), as UTF-8: a malloc'd NUL-terminated string
+ * of *out_len bytes (out_len may be NULL), or NULL with *err. */
+char *mlrt_tokenizer_normalize(mlrt_tokenizer *tokenizer, const char *text, size_t len, size_t *out_len,
+                               mlrt_error *err);
 
 /* The token of an id (vocabulary or added token), NUL-terminated, or NULL. Owned by the tokenizer. */
 const char *mlrt_tokenizer_token(const mlrt_tokenizer *tokenizer, int32_t id);

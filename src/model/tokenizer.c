@@ -34,7 +34,7 @@ void mlrt_tokenizer_free(mlrt_tokenizer *t) {
     free(t->slots);
     free(t->added_order);
     mlrt__vec *v[] = {&t->norm, &t->run, &t->run_tmp, &t->states, &t->seq[0], &t->seq[1], &t->ids, &t->type_ids,
-                      &t->mask_, &t->lengths, &t->row_at};
+                      &t->mask_, &t->lengths, &t->row_at, &t->splits};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) free(v[i]->p);
     free(t->info_json);
     free(t);
@@ -96,23 +96,59 @@ static long added_at(const mlrt_tokenizer *t, const uint8_t *s, size_t n) {
     return -1;
 }
 
-/* text [n] -> ids appended to out: added tokens, and the pieces between them normalized and encoded. */
-static bool encode_sequence(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt__vec *out) {
+bool mlrt__tok_split(mlrt_tokenizer *t, const mlrt__vec *out, bool word) {
+    if (!t->limit) return true;
+    if (!t->limit_left) { /* Rust stops after the word that reaches the limit (added tokens count, never stop) */
+        t->stop = word && out->len - t->seq_start >= t->limit;
+        return true;
+    }
+    if (!mlrt__vec_reserve(&t->splits, 1, sizeof(uint32_t)) || out->len - t->seq_start > UINT32_MAX / 2) return false;
+    ((uint32_t *)t->splits.p)[t->splits.len++] = (uint32_t)(out->len - t->seq_start) << 1 | word;
+    return true;
+}
+
+/* Truncating left: Rust tokenizes the splits from the last one back and keeps those from the word
+ * that reaches the limit on. */
+static void limit_left(mlrt_tokenizer *t, mlrt__vec *out) {
+    const uint32_t *sp = t->splits.p;
+    size_t total = 0, first = t->splits.len;
+    for (size_t k = t->splits.len; k-- > 0;) {
+        size_t begin = k ? sp[k - 1] >> 1 : 0, end = sp[k] >> 1;
+        total += end - begin;
+        first = k;
+        if ((sp[k] & 1) && total >= t->limit) break;
+    }
+    size_t cut = first < t->splits.len && first ? sp[first - 1] >> 1 : 0;
+    if (cut) {
+        int32_t *ids = (int32_t *)out->p + t->seq_start;
+        memmove(ids, ids + cut, (out->len - t->seq_start - cut) * sizeof *ids);
+        out->len -= cut;
+    }
+}
+
+/* text [n] -> ids appended to out: added tokens, and the pieces between them normalized and encoded;
+ * limit: Rust's tokenize_with_limit (0: none). */
+static bool encode_sequence(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt__vec *out, size_t limit, bool left) {
+    t->limit = limit, t->limit_left = left, t->stop = false, t->seq_start = out->len, t->splits.len = 0;
+    bool ok = true;
     size_t gap = 0;
-    for (size_t i = 0; i <= n; i++) {
+    for (size_t i = 0; i <= n && ok && !t->stop; i++) {
         long a = i < n ? added_at(t, s + i, n - i) : -1;
         if (a < 0 && i < n) continue;
         if (i > gap) {
             t->norm.len = 0;
-            if (!mlrt__tok_normalize(t, s + gap, i - gap) || !mlrt__tok_words(t, t->norm.p, t->norm.len, out)) return false;
+            if (!mlrt__tok_normalize(t, s + gap, i - gap) || !mlrt__tok_words(t, t->norm.p, t->norm.len, out)) { ok = false; break; }
         }
-        if (a < 0) break;
-        if (!mlrt__vec_reserve(out, 1, sizeof(int32_t))) return false;
+        if (a < 0 || t->stop) break;
+        if (!mlrt__vec_reserve(out, 1, sizeof(int32_t))) { ok = false; break; }
         ((int32_t *)out->p)[out->len++] = (int32_t)t->d.added[a].id;
+        ok = mlrt__tok_split(t, out, false);
         i += t->d.added[a].len - 1;
         gap = i + 1;
     }
-    return true;
+    if (ok && limit && left) limit_left(t, out);
+    t->limit = 0, t->stop = false;
+    return ok;
 }
 
 static mlrt_status check_text(const char *what, const char *s, size_t n, mlrt_error *err) {
@@ -175,6 +211,10 @@ static mlrt_status truncate(mlrt_tokenizer *t, const plan *p, bool pair, mlrt_er
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer: max_length %u is less than the %u special tokens of %s",
                           p->max_length, added, pair ? "a pair" : "one sequence");
     size_t max = p->max_length - added, n1 = t->seq[0].len, n2 = pair ? t->seq[1].len : 0;
+    if (!max) { /* Rust: nothing is left of either sequence, whatever the strategy */
+        t->seq[0].len = t->seq[1].len = 0;
+        return MLRT_OK;
+    }
     if (n1 + n2 <= max) return MLRT_OK;
     size_t remove = n1 + n2 - max;
     if (p->truncation == MLRT__TRUNC_LONGEST_FIRST) {
@@ -230,8 +270,9 @@ static mlrt_status encode_one(mlrt_tokenizer *t, const char *text, size_t len, c
     mlrt_status st;
     if ((st = check_text("text", text, len, err)) || (pair && (st = check_text("pair", pair, pair_len, err)))) return st;
     t->seq[0].len = t->seq[1].len = 0;
-    if (!encode_sequence(t, (const uint8_t *)text, len, &t->seq[0]) ||
-        (pair && !encode_sequence(t, (const uint8_t *)pair, pair_len, &t->seq[1])))
+    size_t limit = p->truncation ? p->max_length : 0; /* Rust: not for the first sequence under only_second */
+    if (!encode_sequence(t, (const uint8_t *)text, len, &t->seq[0], p->truncation == MLRT__TRUNC_ONLY_SECOND ? 0 : limit, p->truncate_left) ||
+        (pair && !encode_sequence(t, (const uint8_t *)pair, pair_len, &t->seq[1], limit, p->truncate_left)))
         return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory encoding %zu bytes of text", len + pair_len);
     if ((st = truncate(t, p, pair != NULL, err))) return st;
     if (!assemble(t, pair != NULL)) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");

@@ -52,7 +52,8 @@ static void cleanup(mlrt__buf *out, const char *tok, size_t n) {
     free(b.data);
 }
 
-char *mlrt_tokenizer_decode(const mlrt_tokenizer *t, const int32_t *ids, size_t n, int skip_special, mlrt_error *err) {
+char *mlrt_tokenizer_decode(const mlrt_tokenizer *t, const int32_t *ids, size_t n, int skip_special, size_t *out_len,
+                            mlrt_error *err) {
     if (!t || (!ids && n)) {
         mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_decode: NULL %s", t ? "ids" : "tokenizer");
         return NULL;
@@ -94,10 +95,11 @@ char *mlrt_tokenizer_decode(const mlrt_tokenizer *t, const int32_t *ids, size_t 
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer_decode: out of memory");
         return NULL;
     }
+    if (out_len) *out_len = out.len;
     return out.data;
 }
 
-char *mlrt_tokenizer_normalize(mlrt_tokenizer *t, const char *text, size_t len, mlrt_error *err) {
+char *mlrt_tokenizer_normalize(mlrt_tokenizer *t, const char *text, size_t len, size_t *out_len, mlrt_error *err) {
     if (!t || (!text && len)) {
         mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_normalize: NULL %s", t ? "text" : "tokenizer");
         return NULL;
@@ -112,6 +114,7 @@ char *mlrt_tokenizer_normalize(mlrt_tokenizer *t, const char *text, size_t len, 
     if (mlrt__tok_normalize(t, (const uint8_t *)(text ? text : ""), len) && (s = malloc(t->norm.len + 1))) {
         if (t->norm.len) memcpy(s, t->norm.p, t->norm.len);
         s[t->norm.len] = 0;
+        if (out_len) *out_len = t->norm.len;
     }
     if (!s) mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer_normalize: out of memory");
     return s;

@@ -194,23 +194,28 @@ static bool wordpiece(mlrt_tokenizer *t, const uint8_t *w, size_t n, size_t char
     return true;
 }
 
+/* One word, then the split's bookkeeping (truncation's limit). */
+static bool word(mlrt_tokenizer *t, const uint8_t *w, size_t n, size_t chars, mlrt__vec *out) {
+    return wordpiece(t, w, n, chars, out) && mlrt__tok_split(t, out, true);
+}
+
 bool mlrt__tok_words(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt__vec *out) {
     if (!t->d.pre_tokenize) {
         if (!n) return true;
         size_t chars = 0;
         for (size_t i = 0; i < n; i++) chars += (s[i] & 0xc0) != 0x80;
-        return wordpiece(t, s, n, chars, out);
+        return word(t, s, n, chars, out);
     }
-    size_t i = 0, word = 0, chars = 0; /* the current word: s[word .. i), chars characters */
-    while (i < n) {
+    size_t i = 0, start = 0, chars = 0; /* the current word: s[start .. i), chars characters */
+    while (i < n && !t->stop) {
         size_t at = i;
         uint32_t c = s[i] < 0x80 ? s[i++] : mlrt__utf8_next(s, &i);
         bool space = c < 0x80 ? c == ' ' || (c >= 0x09 && c <= 0x0d) : mlrt__uni_is_white_space(c);
         if (!space && !is_punct(c)) { chars++; continue; }
-        if (chars && !wordpiece(t, s + word, at - word, chars, out)) return false;
-        if (!space && !wordpiece(t, s + at, i - at, 1, out)) return false;
-        word = i;
+        if (chars && !word(t, s + start, at - start, chars, out)) return false;
+        if (!space && !t->stop && !word(t, s + at, i - at, 1, out)) return false;
+        start = i;
         chars = 0;
     }
-    return !chars || wordpiece(t, s + word, n - word, chars, out);
+    return !chars || t->stop || word(t, s + start, n - start, chars, out);
 }
