@@ -42,9 +42,7 @@ size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
 /* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
  * returns the first (the caller appends U+0307). */
 uint32_t mlrt__uni_lower(uint32_t cp);
-/* UTF-8: the offset of the first byte that is not valid UTF-8 (n when all is valid); decoding and
- * encoding one character of valid text (put writes at most 4 bytes). */
-size_t mlrt__utf8_invalid_at(const uint8_t *s, size_t n);
+/* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
 uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
 size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
 
@@ -86,6 +84,7 @@ static inline uint64_t mlrt__rd_u64(const uint8_t *p) {
 
 /* ---- UTF-8 ---- */
 bool mlrt__utf8_valid(const uint8_t *s, size_t n);
+size_t mlrt__utf8_invalid_at(const uint8_t *s, size_t n); /* the first invalid byte's offset, n when none */
 /* ---- element types (base/dtype.c) ---- */
 bool mlrt__dtype_from_name(const char *s, size_t n, mlrt_dtype *out); /* SafeTensors names: BOOL..U64, F4..C64 */
 /* Bytes that count elements of dtype take (block-quantized: whole blocks); false on overflow. */
@@ -121,9 +120,7 @@ size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
 /* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
  * returns the first (the caller appends U+0307). */
 uint32_t mlrt__uni_lower(uint32_t cp);
-/* UTF-8: the offset of the first byte that is not valid UTF-8 (n when all is valid); decoding and
- * encoding one character of valid text (put writes at most 4 bytes). */
-size_t mlrt__utf8_invalid_at(const uint8_t *s, size_t n);
+/* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
 uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
 size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
 

@@ -4,37 +4,15 @@
 #include "base.h"
 
 extern const uint32_t mlrt__uni_other[], mlrt__uni_mn[], mlrt__uni_punct[], mlrt__uni_ccc_run[], mlrt__uni_lower_run[];
-extern const uint32_t mlrt__uni_nfd_second[];
-extern const uint16_t mlrt__uni_nfd_lo[], mlrt__uni_nfd_first[], mlrt__uni_nfd_plane_start[];
-extern const uint8_t mlrt__uni_nfd_mark[], mlrt__uni_ccc_class[], mlrt__uni_cjk_astral[];
+extern const uint32_t mlrt__uni_nfd_second[], mlrt__uni_nfd_block[];
+extern const uint16_t mlrt__uni_nfd_other[];
+extern const uint8_t mlrt__uni_nfd_first[], mlrt__uni_nfd_lo[], mlrt__uni_nfd_mark[], mlrt__uni_ccc_class[], mlrt__uni_cjk_astral[], mlrt__uni_lower_index[];
 extern const uint16_t mlrt__uni_cjk_compat[];
 extern const int32_t mlrt__uni_lower_delta[];
 extern const size_t mlrt__uni_counts[6];
-enum { N_OTHER, N_MN, N_PUNCT, N_NFD, N_CCC, N_LOWER };
+enum { N_OTHER, N_MN, N_PUNCT, N_NFD_BLOCKS, N_CCC, N_LOWER };
 
 /* ------------------------------------------------------------- UTF-8 */
-
-size_t mlrt__utf8_invalid_at(const uint8_t *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80) { i++; continue; }
-        size_t len;
-        uint32_t cp, min;
-        if ((c & 0xe0) == 0xc0) { len = 2; cp = c & 0x1f; min = 0x80; }
-        else if ((c & 0xf0) == 0xe0) { len = 3; cp = c & 0x0f; min = 0x800; }
-        else if ((c & 0xf8) == 0xf0) { len = 4; cp = c & 0x07; min = 0x10000; }
-        else return i;
-        if (n - i < len) return i;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80) return i;
-            cp = cp << 6 | (s[i + k] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-        i += len;
-    }
-    return n;
-}
 
 uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i) {
     uint32_t c = s[*i];
@@ -112,7 +90,7 @@ uint32_t mlrt__uni_lower(uint32_t cp) {
     long i = last_at_most(mlrt__uni_lower_run, mlrt__uni_counts[N_LOWER], 11, cp);
     if (i < 0) return cp;
     uint32_t e = mlrt__uni_lower_run[i], off = cp - (e >> 11), stride = (e >> 8 & 7) + 1, len = (e & 255) + 1;
-    return off % stride == 0 && off / stride < len ? (uint32_t)((int32_t)cp + mlrt__uni_lower_delta[i]) : cp;
+    return off % stride == 0 && off / stride < len ? (uint32_t)((int32_t)cp + mlrt__uni_lower_delta[mlrt__uni_lower_index[i]]) : cp;
 }
 
 /* One canonical decomposition step: false when cp has none; else first, and second (0: none). */
@@ -127,17 +105,19 @@ static bool nfd_step(uint32_t cp, uint32_t *first, uint32_t *second) {
         *second = 0;
         return v != 0;
     }
-    size_t lo = mlrt__uni_nfd_plane_start[p], hi = mlrt__uni_nfd_plane_start[p + 1];
-    uint16_t key = (uint16_t)cp;
+    long b = last_at_most(mlrt__uni_nfd_block, mlrt__uni_counts[N_NFD_BLOCKS], 16, cp >> 8);
+    if (b < 0 || mlrt__uni_nfd_block[b] >> 16 != cp >> 8) return false;
+    size_t lo = mlrt__uni_nfd_block[b] & 0xffff, end = mlrt__uni_nfd_block[b + 1] & 0xffff, hi = end;
+    uint8_t key = (uint8_t)cp;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (mlrt__uni_nfd_lo[mid] < key) lo = mid + 1;
         else hi = mid;
     }
-    if (lo >= mlrt__uni_nfd_plane_start[p + 1] || mlrt__uni_nfd_lo[lo] != key) return false;
-    uint8_t m = mlrt__uni_nfd_mark[lo];
-    *first = (m & 128 ? (p ? p : 2) << 16 : 0) | mlrt__uni_nfd_first[lo];
-    *second = m & 127 ? mlrt__uni_nfd_second[(m & 127) - 1] : 0;
+    if (lo >= end || mlrt__uni_nfd_lo[lo] != key) return false;
+    uint8_t m = mlrt__uni_nfd_mark[lo], f = mlrt__uni_nfd_first[lo];
+    *first = m < 85 ? (cp >> 8 << 8 | f) : m < 170 ? f : mlrt__uni_nfd_other[f];
+    *second = m % 85 ? mlrt__uni_nfd_second[m % 85 - 1] : 0;
     return true;
 }
 

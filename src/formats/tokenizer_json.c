@@ -19,6 +19,7 @@
  * added token's id must be the one Rust assigns, truncation.max_length must cover the specials. */
 #include "../internal.h"
 #include "../codecs/codecs.h"
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +30,26 @@ typedef struct rd {
     mlrt_error *err;
 } rd;
 
+/* mlrt__fail with the message after "tokenizer.json: ". */
+static mlrt_status fail(rd *r, mlrt_status code, const char *fmt, ...) {
+    if (r->err) {
+        static const char prefix[] = FILE_NAME ": ";
+        r->err->code = code;
+        memcpy(r->err->message, prefix, sizeof prefix - 1);
+        va_list ap;
+        va_start(ap, fmt);
+        mlrt__vformat(r->err->message + sizeof prefix - 1, sizeof r->err->message - (sizeof prefix - 1), fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
 static mlrt_status bad(rd *r, const char *path, const char *what) {
-    return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: %s", path, what);
+    return fail(r, MLRT_ERR_BAD_HEADER, "%s: %s", path, what);
 }
 
 static mlrt_status wrong_type(rd *r, const char *path, const char *want, const mlrt__json *v) {
-    return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: expected %s, got %s", path, want,
+    return fail(r, MLRT_ERR_BAD_HEADER, "%s: expected %s, got %s", path, want,
                       v ? mlrt__json_type_name(v->type) : "nothing (the field is missing)");
 }
 
@@ -69,7 +84,7 @@ static mlrt_status get_uint(rd *r, const mlrt__json *obj, const char *path, cons
     if (st) return st;
     uint64_t x;
     if (!mlrt__json_u64(v, &x) || x > max)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s%s%s: %.*s is not an integer from 0 to %llu",
+        return fail(r, MLRT_ERR_BAD_HEADER, "%s%s%s: %.*s is not an integer from 0 to %llu",
                           path, *path ? "." : "", key, (int)v->len, v->str, (unsigned long long)max);
     *out = (uint32_t)x;
     return MLRT_OK;
@@ -91,9 +106,9 @@ static mlrt_status component_type(rd *r, const mlrt__json *obj, const char *path
         if (strcmp(t->str, ok[i]) == 0) { *index = i; return MLRT_OK; }
     for (int i = 0; known[i]; i++)
         if (strcmp(t->str, known[i]) == 0)
-            return mlrt__fail(r->err, MLRT_ERR_UNSUPPORTED, FILE_NAME ": %s: type '%s' is not supported (mlrt runs %s)",
+            return fail(r, MLRT_ERR_UNSUPPORTED, "%s: type '%s' is not supported (mlrt runs %s)",
                               path, t->str, ok[0]);
-    return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: unknown type '%s'", path, t->str);
+    return fail(r, MLRT_ERR_BAD_HEADER, "%s: unknown type '%s'", path, t->str);
 }
 
 /* The id of token s (vocabulary first, then the added tokens outside it), or -1. */
@@ -104,13 +119,21 @@ static long token_id(const mlrt__tok_desc *d, const char *s, size_t n) {
     return id;
 }
 
+/* Token s [n] must be the vocabulary's (or an added token's) with id `id`. */
+static mlrt_status check_token(rd *r, const char *path, const char *s, size_t n, uint64_t id) {
+    long want = token_id(r->d, s, n);
+    if (want >= 0 && (uint64_t)want == id) return MLRT_OK;
+    return fail(r, MLRT_ERR_BAD_HEADER, "%s: token \"%s\" %s, but the file gives id %llu", path, s,
+                      want < 0 ? "is not in the vocabulary" : "has another id", (unsigned long long)id);
+}
+
 /* ---------------------------------------------------------------- model */
 
 static mlrt_status read_vocab(rd *r, const mlrt__json *vocab) {
     mlrt__tok_desc *d = r->d;
     if (vocab->count == 0) return bad(r, "model.vocab", "the vocabulary is empty");
     if (vocab->count > MLRT__TOK_MAX_VOCAB)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": model.vocab: %zu tokens, more than the limit %u",
+        return fail(r, MLRT_ERR_BAD_HEADER, "model.vocab: %zu tokens, more than the limit %u",
                           vocab->count, MLRT__TOK_MAX_VOCAB);
     uint32_t n = (uint32_t)vocab->count;
     const mlrt__json **by_id = calloc(n, sizeof *by_id);
@@ -120,22 +143,22 @@ static mlrt_status read_vocab(rd *r, const mlrt__json *vocab) {
     d->off = malloc(((size_t)n + 1) * sizeof *d->off);
     if (!by_id || !d->pool || !d->off) {
         free(by_id);
-        return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": model.vocab: out of memory for %u tokens", n);
+        return fail(r, MLRT_ERR_OUT_OF_MEMORY, "model.vocab: out of memory for %u tokens", n);
     }
     mlrt_status st = MLRT_OK;
     for (const mlrt__json *c = vocab->child; c && !st; c = c->next) {
         uint64_t id;
         if (c->type != MLRT__JSON_NUMBER || !mlrt__json_u64(c, &id))
-            st = mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": model.vocab: token \"%s\": the id must be a non-negative integer, got %s",
+            st = fail(r, MLRT_ERR_BAD_HEADER, "model.vocab: token \"%s\": the id must be a non-negative integer, got %s",
                             c->key, c->type == MLRT__JSON_NUMBER ? "a number that is not one" : mlrt__json_type_name(c->type));
         else if (id >= n)
-            st = mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": model.vocab: token \"%s\" has id %llu, but ids must be 0..%u (one per token, no holes)",
+            st = fail(r, MLRT_ERR_BAD_HEADER, "model.vocab: token \"%s\" has id %llu, but ids must be 0..%u (one per token, no holes)",
                             c->key, (unsigned long long)id, n - 1);
         else if (by_id[id])
-            st = mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": model.vocab: tokens \"%s\" and \"%s\" both have id %llu",
+            st = fail(r, MLRT_ERR_BAD_HEADER, "model.vocab: tokens \"%s\" and \"%s\" both have id %llu",
                             by_id[id]->key, c->key, (unsigned long long)id);
         else if (c->key_len > MLRT__TOK_MAX_TOKEN)
-            st = mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": model.vocab: token %llu is %zu bytes long, more than the limit %u",
+            st = fail(r, MLRT_ERR_BAD_HEADER, "model.vocab: token %llu is %zu bytes long, more than the limit %u",
                             (unsigned long long)id, c->key_len, MLRT__TOK_MAX_TOKEN);
         else
             by_id[id] = c;
@@ -152,9 +175,9 @@ static mlrt_status read_vocab(rd *r, const mlrt__json *vocab) {
         d->n_vocab = d->n_ids = n;
         long a, b;
         if (!mlrt__tok_desc_sort(d, &a, &b))
-            st = mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": model.vocab: out of memory");
+            st = fail(r, MLRT_ERR_OUT_OF_MEMORY, "model.vocab: out of memory");
         else if (a >= 0) /* the JSON reader refuses equal keys; equal tokens can still differ in escapes only */
-            st = mlrt__fail(r->err, MLRT_ERR_DUPLICATE_KEY, FILE_NAME ": model.vocab: token \"%s\" has ids %ld and %ld",
+            st = fail(r, MLRT_ERR_DUPLICATE_KEY, "model.vocab: token \"%s\" has ids %ld and %ld",
                             d->pool + d->off[a], a, b);
     }
     free(by_id);
@@ -181,7 +204,7 @@ static mlrt_status read_model(rd *r, const mlrt__json *m) {
     d->max_chars_per_word = max_chars;
     long id = mlrt__tok_desc_find(d, unk->str, unk->len);
     if (id < 0)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": model.unk_token: \"%s\" is not in model.vocab", unk->str);
+        return fail(r, MLRT_ERR_BAD_HEADER, "model.unk_token: \"%s\" is not in model.vocab", unk->str);
     d->unk_id = (uint32_t)id;
     return MLRT_OK;
 }
@@ -239,10 +262,10 @@ static mlrt_status read_decoder(rd *r, const mlrt__json *dec) {
 static mlrt_status read_added(rd *r, const mlrt__json *list) {
     mlrt__tok_desc *d = r->d;
     if (list->count > MLRT__TOK_MAX_ADDED)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": added_tokens: %zu tokens, more than the limit %u",
+        return fail(r, MLRT_ERR_BAD_HEADER, "added_tokens: %zu tokens, more than the limit %u",
                           list->count, MLRT__TOK_MAX_ADDED);
     d->added = calloc(list->count ? list->count : 1, sizeof *d->added);
-    if (!d->added) return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": added_tokens: out of memory");
+    if (!d->added) return fail(r, MLRT_ERR_OUT_OF_MEMORY, "added_tokens: out of memory");
     uint32_t i = 0;
     for (const mlrt__json *t = list->child; t; t = t->next, i++) {
         char path[40];
@@ -258,27 +281,27 @@ static mlrt_status read_added(rd *r, const mlrt__json *list) {
             if ((st = get_bool(r, t, path, names[k], &flags[k]))) return st;
         for (int k = 1; k < 5; k++)
             if (flags[k])
-                return mlrt__fail(r->err, MLRT_ERR_UNSUPPORTED, FILE_NAME ": %s (\"%s\"): %s: true is not supported", path,
+                return fail(r, MLRT_ERR_UNSUPPORTED, "%s (\"%s\"): %s: true is not supported", path,
                                   content->str, names[k]);
         if (content->len == 0 || content->len > MLRT__TOK_MAX_TOKEN)
-            return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s.content: %zu bytes (must be 1 to %u)", path,
+            return fail(r, MLRT_ERR_BAD_HEADER, "%s.content: %zu bytes (must be 1 to %u)", path,
                               content->len, MLRT__TOK_MAX_TOKEN);
         for (uint32_t k = 0; k < i; k++)
             if (d->added[k].len == content->len && memcmp(d->added[k].content, content->str, content->len) == 0)
-                return mlrt__fail(r->err, MLRT_ERR_DUPLICATE_KEY, FILE_NAME ": %s: \"%s\" is also added_tokens[%u]", path,
+                return fail(r, MLRT_ERR_DUPLICATE_KEY, "%s: \"%s\" is also added_tokens[%u]", path,
                                   content->str, k);
         long in_vocab = mlrt__tok_desc_find(d, content->str, content->len);
         if (in_vocab < 0 && flags[0])
-            return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: special token \"%s\" is not in model.vocab", path,
+            return fail(r, MLRT_ERR_BAD_HEADER, "%s: special token \"%s\" is not in model.vocab", path,
                               content->str);
         uint32_t want = in_vocab >= 0 ? (uint32_t)in_vocab : d->n_ids;
         if (id != want)
-            return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: \"%s\" has id %u, but its id is %u (%s)", path,
+            return fail(r, MLRT_ERR_BAD_HEADER, "%s: \"%s\" has id %u, but its id is %u (%s)", path,
                               content->str, id, want, in_vocab >= 0 ? "its id in model.vocab" : "the next one after the vocabulary");
         if (in_vocab < 0) d->n_ids++;
         mlrt__tok_added *a = &d->added[i];
         a->content = malloc(content->len + 1);
-        if (!a->content) return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": added_tokens: out of memory");
+        if (!a->content) return fail(r, MLRT_ERR_OUT_OF_MEMORY, "added_tokens: out of memory");
         memcpy(a->content, content->str, content->len + 1);
         a->len = (uint32_t)content->len;
         a->id = id;
@@ -300,12 +323,9 @@ static mlrt_status bert_pair(rd *r, const mlrt__json *p, const char *key, mlrt__
     if (st) return st;
     if (v->count != 2 || v->child->type != MLRT__JSON_STRING || !mlrt__json_u64(v->child->next, &id) || id > UINT32_MAX)
         return bad(r, path, "expected [token, id]");
-    long want = token_id(r->d, v->child->str, v->child->len);
-    if (want < 0 || (uint64_t)want != id)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: token \"%s\" with id %llu is not a token of the vocabulary%s",
-                          path, v->child->str, (unsigned long long)id, want >= 0 ? " with that id" : "");
+    if ((st = check_token(r, path, v->child->str, v->child->len, id))) return st;
     sp->name = malloc(v->child->len + 1);
-    if (!sp->name) return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": out of memory");
+    if (!sp->name) return fail(r, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
     memcpy(sp->name, v->child->str, v->child->len + 1);
     sp->n_ids = 1;
     sp->ids[0] = (uint32_t)id;
@@ -316,7 +336,7 @@ static mlrt_status read_special_tokens(rd *r, const mlrt__json *map) {
     mlrt__tok_desc *d = r->d;
     if (map->count > MLRT__TOK_MAX_ADDED) return bad(r, "post_processor.special_tokens", "too many special tokens");
     d->specials = calloc(map->count ? map->count : 1, sizeof *d->specials);
-    if (!d->specials) return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": out of memory");
+    if (!d->specials) return fail(r, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
     for (const mlrt__json *s = map->child; s; s = s->next) {
         char path[160];
         mlrt__format_to(path, sizeof path, "post_processor.special_tokens[\"%s\"]", s->key);
@@ -328,7 +348,7 @@ static mlrt_status read_special_tokens(rd *r, const mlrt__json *map) {
             return st;
         if (id->len != s->key_len || memcmp(id->str, s->key, s->key_len) != 0) return bad(r, path, "its id differs from its key");
         if (ids->count == 0 || ids->count > MLRT__TOK_MAX_SPECIAL_IDS || ids->count != tokens->count)
-            return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: %zu ids and %zu tokens (must be the same, 1 to %u)",
+            return fail(r, MLRT_ERR_BAD_HEADER, "%s: %zu ids and %zu tokens (must be the same, 1 to %u)",
                               path, ids->count, tokens->count, MLRT__TOK_MAX_SPECIAL_IDS);
         mlrt__tok_special *sp = &d->specials[d->n_specials];
         const mlrt__json *t = tokens->child;
@@ -336,14 +356,11 @@ static mlrt_status read_special_tokens(rd *r, const mlrt__json *map) {
             uint64_t x;
             if (!mlrt__json_u64(v, &x) || x > UINT32_MAX || t->type != MLRT__JSON_STRING)
                 return bad(r, path, "ids must be integers and tokens strings");
-            long want = token_id(d, t->str, t->len);
-            if (want < 0 || (uint64_t)want != x)
-                return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: token \"%s\" with id %llu is not a token of the vocabulary%s",
-                                  path, t->str, (unsigned long long)x, want >= 0 ? " with that id" : "");
+            if ((st = check_token(r, path, t->str, t->len, x))) return st;
             sp->ids[sp->n_ids++] = (uint32_t)x;
         }
         sp->name = malloc(s->key_len + 1);
-        if (!sp->name) return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": out of memory");
+        if (!sp->name) return fail(r, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
         memcpy(sp->name, s->key, s->key_len + 1);
         d->n_specials++;
     }
@@ -358,7 +375,7 @@ static mlrt_status read_template(rd *r, const mlrt__json *p, const char *key, ml
     mlrt_status st = field(r, p, "post_processor", key, MLRT__JSON_ARRAY, false, &list);
     if (st) return st;
     if (list->count > MLRT__TOK_MAX_TEMPLATE)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": post_processor.%s: %zu pieces, more than the limit %u", key,
+        return fail(r, MLRT_ERR_BAD_HEADER, "post_processor.%s: %zu pieces, more than the limit %u", key,
                           list->count, MLRT__TOK_MAX_TEMPLATE);
     uint32_t n = 0, seen[2] = {0, 0};
     *added = 0;
@@ -370,7 +387,7 @@ static mlrt_status read_template(rd *r, const mlrt__json *p, const char *key, ml
         const mlrt__json *body = piece->child, *id;
         bool special = strcmp(body->key, "SpecialToken") == 0;
         if (!special && strcmp(body->key, "Sequence") != 0)
-            return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: unknown piece '%s'", path, body->key);
+            return fail(r, MLRT_ERR_BAD_HEADER, "%s: unknown piece '%s'", path, body->key);
         char bpath[80];
         mlrt__format_to(bpath, sizeof bpath, "%s.%s", path, body->key);
         if (body->type != MLRT__JSON_OBJECT) return wrong_type(r, bpath, "an object", body);
@@ -381,20 +398,20 @@ static mlrt_status read_template(rd *r, const mlrt__json *p, const char *key, ml
             for (uint32_t k = 0; k < d->n_specials; k++)
                 if (strcmp(d->specials[k].name, id->str) == 0) out[n].special = (int32_t)k;
             if (out[n].special < 0)
-                return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s: special token \"%s\" is not in post_processor.special_tokens",
+                return fail(r, MLRT_ERR_BAD_HEADER, "%s: special token \"%s\" is not in post_processor.special_tokens",
                                   bpath, id->str);
             *added += d->specials[out[n].special].n_ids;
         } else {
             bool b = strcmp(id->str, "B") == 0;
             if (!b && strcmp(id->str, "A") != 0)
-                return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s.id: \"%s\" (expected \"A\" or \"B\")", bpath, id->str);
+                return fail(r, MLRT_ERR_BAD_HEADER, "%s.id: \"%s\" (expected \"A\" or \"B\")", bpath, id->str);
             out[n].seq = b;
             seen[b]++;
         }
     }
     bool pair = strcmp(key, "pair") == 0;
     if (seen[0] != 1 || seen[1] != (pair ? 1u : 0u))
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": post_processor.%s: must hold sequence A once%s", key,
+        return fail(r, MLRT_ERR_BAD_HEADER, "post_processor.%s: must hold sequence A once%s", key,
                           pair ? " and sequence B once" : " and no sequence B");
     *n_out = n;
     return MLRT_OK;
@@ -415,7 +432,7 @@ static mlrt_status read_post_processor(rd *r, const mlrt__json *p) {
             return st;
     } else {
         d->specials = calloc(2, sizeof *d->specials);
-        if (!d->specials) return mlrt__fail(r->err, MLRT_ERR_OUT_OF_MEMORY, FILE_NAME ": out of memory");
+        if (!d->specials) return fail(r, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
         if ((st = bert_pair(r, p, "cls", &d->specials[0]))) return st;
         d->n_specials = 1;
         if ((st = bert_pair(r, p, "sep", &d->specials[1]))) return st;
@@ -440,7 +457,7 @@ static mlrt_status direction(rd *r, const mlrt__json *obj, const char *path, boo
     if (st) return st;
     *left = strcmp(v->str, "Left") == 0;
     if (!*left && strcmp(v->str, "Right") != 0)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": %s.direction: \"%s\" (expected \"Left\" or \"Right\")", path, v->str);
+        return fail(r, MLRT_ERR_BAD_HEADER, "%s.direction: \"%s\" (expected \"Left\" or \"Right\")", path, v->str);
     return MLRT_OK;
 }
 
@@ -457,7 +474,7 @@ static mlrt_status read_truncation(rd *r, const mlrt__json *t) {
     for (int k = 0; k < 3; k++)
         if (strcmp(strategy->str, names[k]) == 0) d->truncation = (mlrt__tok_truncation)(MLRT__TRUNC_LONGEST_FIRST + k);
     if (!d->truncation)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": truncation.strategy: \"%s\" (expected LongestFirst, OnlyFirst or OnlySecond)",
+        return fail(r, MLRT_ERR_BAD_HEADER, "truncation.strategy: \"%s\" (expected LongestFirst, OnlyFirst or OnlySecond)",
                           strategy->str);
     return MLRT_OK;
 }
@@ -480,11 +497,7 @@ static mlrt_status read_padding(rd *r, const mlrt__json *p) {
     if (multiple && multiple->type != MLRT__JSON_NULL &&
         (st = get_uint(r, p, "padding", "pad_to_multiple_of", MLRT__TOK_MAX_LENGTH, &d->pad_multiple)))
         return st;
-    long id = token_id(d, token->str, token->len);
-    if (id < 0 || (uint32_t)id != d->pad_id)
-        return mlrt__fail(r->err, MLRT_ERR_BAD_HEADER, FILE_NAME ": padding: pad_token \"%s\" %s, but pad_id is %u", token->str,
-                          id < 0 ? "is not a token of the vocabulary" : "has another id", d->pad_id);
-    return MLRT_OK;
+    return check_token(r, "padding.pad_token", token->str, token->len, d->pad_id);
 }
 
 /* ---------------------------------------------------------------- the file */
@@ -492,12 +505,12 @@ static mlrt_status read_padding(rd *r, const mlrt__json *p) {
 mlrt_status mlrt__read_tokenizer_json(const uint8_t *b, size_t n, mlrt__tok_desc *d, mlrt_error *err) {
     memset(d, 0, sizeof *d);
     d->source = FILE_NAME;
+    rd r = {d, err};
     size_t bad_at = mlrt__utf8_invalid_at(b, n);
-    if (bad_at < n) return mlrt__fail(err, MLRT_ERR_INVALID_UTF8, FILE_NAME ": not valid UTF-8 at byte %zu", bad_at);
+    if (bad_at < n) return fail(&r, MLRT_ERR_INVALID_UTF8, "not valid UTF-8 at byte %zu", bad_at);
     mlrt__json_doc doc;
     mlrt_status st = mlrt__json_parse(b, n, FILE_NAME, &doc, err);
     if (st) return st;
-    rd r = {d, err};
     const mlrt__json *root = doc.root;
     static const char *const keys[] = {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
                                        "post_processor", "decoder", "model"};
@@ -506,12 +519,12 @@ mlrt_status mlrt__read_tokenizer_json(const uint8_t *b, size_t n, mlrt__tok_desc
     for (const mlrt__json *c = root->type == MLRT__JSON_OBJECT ? root->child : NULL; c && !st; c = c->next) {
         int k = 0;
         while (k < 9 && strcmp(c->key, keys[k]) != 0) k++;
-        if (k == 9) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, FILE_NAME ": unknown top-level key '%s'", c->key);
+        if (k == 9) st = fail(&r, MLRT_ERR_BAD_HEADER, "unknown top-level key '%s'", c->key);
         else v[k] = c;
     }
     const mlrt__json *ignored;
     if (!st && v[0] && !(st = field(&r, root, "", "version", MLRT__JSON_STRING, false, &ignored)) && strcmp(v[0]->str, "1.0") != 0)
-        st = mlrt__fail(err, MLRT_ERR_UNSUPPORTED_VERSION, FILE_NAME ": version \"%s\" (mlrt reads \"1.0\")", v[0]->str);
+        st = fail(&r, MLRT_ERR_UNSUPPORTED_VERSION, "version \"%s\" (mlrt reads \"1.0\")", v[0]->str);
     /* type checks of the optional members, then each in the order its checks need: the vocabulary
      * before the added tokens, these before the post-processor and padding, which name tokens */
     static const mlrt__json_type types[9] = {MLRT__JSON_STRING, MLRT__JSON_OBJECT, MLRT__JSON_OBJECT, MLRT__JSON_ARRAY,
@@ -530,7 +543,7 @@ mlrt_status mlrt__read_tokenizer_json(const uint8_t *b, size_t n, mlrt__tok_desc
     if (!st && set[1]) st = read_truncation(&r, v[1]);
     if (!st && set[2]) st = read_padding(&r, v[2]);
     if (!st && d->truncation && d->max_length < d->added_single)
-        st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, FILE_NAME ": truncation.max_length %u is less than the %u tokens the post-processor adds",
+        st = fail(&r, MLRT_ERR_BAD_HEADER, "truncation.max_length %u is less than the %u tokens the post-processor adds",
                         d->max_length, d->added_single);
     mlrt__json_free(&doc);
     if (st) mlrt__tok_desc_free(d);

@@ -127,27 +127,6 @@ static void json_token(mlrt__buf *b, const char *key, const char *s) {
     mlrt__buf_json_string(b, s, strlen(s));
 }
 
-static void json_template(mlrt__buf *b, const mlrt__tok_desc *d, const mlrt__tok_piece *p, uint32_t n) {
-    mlrt__buf_puts(b, "\"");
-    for (uint32_t i = 0; i < n; i++) {
-        mlrt__buf t = {0};
-        if (p[i].special >= 0) mlrt__buf_puts(&t, d->specials[p[i].special].name);
-        else mlrt__buf_puts(&t, p[i].seq ? "$B" : "$A");
-        if (p[i].type_id) mlrt__buf_printf(&t, ":%u", p[i].type_id);
-        if (i) mlrt__buf_puts(b, " ");
-        if (t.data) { /* the name, escaped, without its quotes */
-            mlrt__buf q = {0};
-            mlrt__buf_json_string(&q, t.data, t.len);
-            if (q.data) mlrt__buf_append(b, q.data + 1, q.len - 2);
-            b->oom |= q.oom;
-            free(q.data);
-        }
-        b->oom |= t.oom;
-        free(t.data);
-    }
-    mlrt__buf_puts(b, "\"");
-}
-
 char *mlrt__tok_info(const mlrt_tokenizer *t) {
     const mlrt__tok_desc *d = &t->d;
     mlrt__buf b = {0};
@@ -161,13 +140,8 @@ char *mlrt__tok_info(const mlrt_tokenizer *t) {
                          d->strip_accents ? "true" : "false", d->lowercase ? "true" : "false");
     else
         mlrt__buf_puts(&b, "null");
-    mlrt__buf_printf(&b, ",\"preTokenizer\":%s,\"addedTokens\":[", d->pre_tokenize ? "\"BertPreTokenizer\"" : "null");
-    for (uint32_t i = 0; i < d->n_added; i++) {
-        mlrt__buf_printf(&b, "%s{\"id\":%u,\"special\":%s", i ? "," : "", d->added[i].id, d->added[i].special ? "true" : "false");
-        json_token(&b, "content", d->added[i].content);
-        mlrt__buf_puts(&b, "}");
-    }
-    mlrt__buf_puts(&b, "],\"specialTokens\":{");
+    mlrt__buf_printf(&b, ",\"preTokenizer\":%s", d->pre_tokenize ? "\"BertPreTokenizer\"" : "null");
+    mlrt__buf_puts(&b, ",\"specialTokens\":{");
     for (uint32_t i = 0, k = 0; i < d->n_added; i++) {
         if (!d->added[i].special) continue;
         if (k++) mlrt__buf_puts(&b, ",");
@@ -175,15 +149,8 @@ char *mlrt__tok_info(const mlrt_tokenizer *t) {
         mlrt__buf_printf(&b, ":%u", d->added[i].id);
     }
     mlrt__buf_puts(&b, "},\"postProcessor\":");
-    if (d->post_process) {
-        mlrt__buf_puts(&b, "{\"single\":");
-        json_template(&b, d, d->single, d->n_single);
-        mlrt__buf_puts(&b, ",\"pair\":");
-        json_template(&b, d, d->pair, d->n_pair);
-        mlrt__buf_printf(&b, ",\"addedSingle\":%u,\"addedPair\":%u}", d->added_single, d->added_pair);
-    } else {
-        mlrt__buf_puts(&b, "null");
-    }
+    if (d->post_process) mlrt__buf_printf(&b, "{\"addedSingle\":%u,\"addedPair\":%u}", d->added_single, d->added_pair);
+    else mlrt__buf_puts(&b, "null");
     static const char *const strategies[] = {"none", "longest_first", "only_first", "only_second"};
     mlrt__buf_puts(&b, ",\"truncation\":");
     if (d->truncation)

@@ -55,14 +55,7 @@ static bool emit(mlrt_tokenizer *t, uint32_t c) {
 static bool flush_run(mlrt_tokenizer *t) {
     uint32_t *r = t->run.p; /* each: class << 24 | code point */
     size_t n = t->run.len;
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++) { /* insertion sort: stable */
-            uint32_t x = r[i];
-            size_t j = i;
-            while (j > 0 && r[j - 1] >> 24 > x >> 24) { r[j] = r[j - 1]; j--; }
-            r[j] = x;
-        }
-    } else { /* counting sort by class: stable, linear for any run */
+    if (n > 1) { /* counting sort by class: stable, linear for any run */
         t->run_tmp.len = 0;
         if (!mlrt__vec_reserve(&t->run_tmp, n, sizeof(uint32_t))) return false;
         uint32_t *tmp = t->run_tmp.p;

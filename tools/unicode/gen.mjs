@@ -106,21 +106,31 @@ for (const [c] of decomp) if (!inCjk(c) && ((c >= 0xF900 && c <= 0xFAFF) || (c >
 const cjkBits = [];
 for (let i = 0; i < cjkAstral.length; i += 8) cjkBits.push(cjkAstral.slice(i, i + 8).reduce((v, p, k) => v | (p ? 1 << k : 0), 0));
 const keys = [...decomp.keys()].filter((c) => !inCjk(c)).sort((a, b) => a - b);
-// keys and first characters as their 16 low bits; the mark byte holds, in bit 7, whether the first
-// character is outside the BMP (it is then in its key's plane, or in plane 2 for a BMP key: the CJK
-// compatibility ideographs), and in bits 0-6 the second's index + 1 (0: none)
-const nfdLo = [], nfdFirst = [], nfdMark = [];
-if (seconds.length > 127) fail(`${seconds.length} distinct second characters`);
+// keys as their low byte under a block table; the first character as a byte that says, with the
+// mode in nfd_mark, where it is: mode 0: in the key's own block of 256, mode 1: in U+0000..00FF,
+// mode 2: nfd_other[byte]; nfd_mark = mode * 85 + (the second's index + 1, or 0 for none)
+const nfdLo = [], nfdFirst = [], nfdMark = [], nfdBlocks = [], nfdOther = []; // blocks: cp >> 8 << 16 | first entry
+if (seconds.length > 84) fail(`${seconds.length} distinct second characters (84 fit)`);
 for (const k of keys) {
   const d = decomp.get(k);
-  const plane = d[0] >> 16, astral = plane !== 0;
-  if (astral && plane !== (k >> 16 || 2)) fail(`U+${hex(k)} -> U+${hex(d[0])}: first in an unexpected plane`);
-  nfdLo.push(k & 0xffff);
-  nfdFirst.push(d[0] & 0xffff);
-  nfdMark.push((astral ? 128 : 0) | (d.length === 2 ? seconds.indexOf(d[1]) + 1 : 0));
+  if (!nfdBlocks.length || nfdBlocks[nfdBlocks.length - 1] >>> 16 !== k >> 8) {
+    if (k >> 8 > 0xffff || nfdLo.length > 0xffff) fail('NFD blocks overflow');
+    nfdBlocks.push(((k >> 8) << 16 | nfdLo.length) >>> 0);
+  }
+  nfdLo.push(k & 0xff);
+  let mode, byte;
+  if (d[0] >> 8 === k >> 8) mode = 0, byte = d[0] & 0xff;
+  else if (d[0] < 0x100) mode = 1, byte = d[0];
+  else {
+    mode = 2;
+    if (!nfdOther.includes(d[0])) nfdOther.push(d[0]);
+    byte = nfdOther.indexOf(d[0]);
+    if (byte > 255 || d[0] > 0xffff) fail(`U+${hex(k)}: first U+${hex(d[0])} does not fit`);
+  }
+  nfdFirst.push(byte);
+  nfdMark.push(mode * 85 + (d.length === 2 ? seconds.indexOf(d[1]) + 1 : 0));
 }
-// keys are sorted, so each plane's keys are a contiguous slice
-const planeStart = [0, 1, 2, 3, 4].map((p) => { const i = keys.findIndex((k) => k >> 16 >= p); return i < 0 ? keys.length : i; });
+nfdBlocks.push(0xffff0000 + nfdLo.length); // the end
 
 // the longest full decomposition (mlrt__uni_nfd writes at most MLRT__UNI_NFD_MAX characters)
 const full = (c) => (decomp.has(c) ? decomp.get(c).flatMap(full) : [c]);
@@ -172,6 +182,8 @@ for (const [c, l] of lower) {
   } else lowerRuns.push({ start: c, len: 1, delta, stride: 0 });
 }
 for (const r of lowerRuns) if (!r.stride) r.stride = 1;
+const deltas = [...new Set(lowerRuns.map((r) => r.delta))];
+if (deltas.length > 255) fail('too many lowercase deltas');
 
 // ---------------------------------------------------------------- output
 function cArray(type, name, values, perLine, fmt) {
@@ -198,14 +210,17 @@ ${cArray('uint32_t', 'mlrt__uni_other', packRanges(other), 6, h32)}
 ${cArray('uint32_t', 'mlrt__uni_mn', mnRuns.map(([a, b, z]) => a * 2048 + z * 1024 + (b - a)), 6, h32)}
 /* P* (Pc Pd Ps Pe Pi Pf Po), ${punct.length} code points: ranges as above */
 ${cArray('uint32_t', 'mlrt__uni_punct', packRanges(ranges(punct)), 6, h32)}
-/* Canonical decompositions, one step, of the ${keys.length} other code points, sorted; keys of plane p are entries
- * [nfd_plane_start[p], nfd_plane_start[p + 1]), key = p << 16 | nfd_lo. The decomposition: first =
- * (nfd_mark & 128 ? (p ? p : 2) << 16 : 0) | nfd_first, then nfd_second[(nfd_mark & 127) - 1] unless that is 0. */
-${cArray('uint16_t', 'mlrt__uni_nfd_lo', nfdLo, 10, h16)}
-${cArray('uint16_t', 'mlrt__uni_nfd_first', nfdFirst, 10, h16)}
+/* Canonical decompositions, one step, of the ${keys.length} other code points, sorted. The keys of block b
+ * (code points b << 8 ..) are entries [nfd_block[i] & 0xffff, nfd_block[i + 1] & 0xffff) where
+ * nfd_block[i] >> 16 == b (the last block is the end), key = b << 8 | nfd_lo. The decomposition:
+ * with mode = nfd_mark / 85, first = b << 8 | nfd_first (mode 0), nfd_first (mode 1) or
+ * nfd_other[nfd_first] (mode 2); then nfd_second[nfd_mark % 85 - 1] unless nfd_mark % 85 is 0. */
+${cArray('uint32_t', 'mlrt__uni_nfd_block', nfdBlocks, 6, h32)}
+${cArray('uint8_t', 'mlrt__uni_nfd_lo', nfdLo, 16, h8)}
+${cArray('uint8_t', 'mlrt__uni_nfd_first', nfdFirst, 16, h8)}
+${cArray('uint16_t', 'mlrt__uni_nfd_other', nfdOther, 10, h16)}
 ${cArray('uint8_t', 'mlrt__uni_nfd_mark', nfdMark, 16, dec)}
 ${cArray('uint32_t', 'mlrt__uni_nfd_second', seconds, 8, h32)}
-${cArray('uint16_t', 'mlrt__uni_nfd_plane_start', planeStart, 5, dec)}
 /* The CJK compatibility ideographs U+F900..FAD9 then U+2F800..2FA1D: each one's decomposition, a
  * single character, its 16 low bits (0: none) and in cjk_astral bit i % 8 of byte i / 8 whether it is in plane 2 */
 ${cArray('uint16_t', 'mlrt__uni_cjk_compat', cjkValues, 10, h16)}
@@ -215,10 +230,11 @@ ${cArray('uint8_t', 'mlrt__uni_cjk_astral', cjkBits, 16, h8)}
 ${cArray('uint32_t', 'mlrt__uni_ccc_run', cccRuns.map(([a, b]) => a * 2048 + (b - a)), 6, h32)}
 ${cArray('uint8_t', 'mlrt__uni_ccc_class', cccRuns.map((r) => r[2]), 16, dec)}
 /* Lowercase: runs start, start + stride, ... (length) mapping c -> c + delta:
- * lower_run = start << 11 | (stride - 1) << 8 | (length - 1), lower_delta = delta */
+ * lower_run = start << 11 | (stride - 1) << 8 | (length - 1), delta = lower_delta[lower_index] */
 ${cArray('uint32_t', 'mlrt__uni_lower_run', lowerRuns.map((r) => r.start * 2048 + (r.stride - 1) * 256 + (r.len - 1)), 6, h32)}
-${cArray('int32_t', 'mlrt__uni_lower_delta', lowerRuns.map((r) => r.delta), 8, dec)}
-const size_t mlrt__uni_counts[6] = {${[packRanges(other).length, mnRuns.length, packRanges(ranges(punct)).length, keys.length, cccRuns.length, lowerRuns.length].join(', ')}}; /* other, mn, punct, nfd, ccc, lower */
+${cArray('uint8_t', 'mlrt__uni_lower_index', lowerRuns.map((r) => deltas.indexOf(r.delta)), 16, dec)}
+${cArray('int32_t', 'mlrt__uni_lower_delta', deltas, 8, dec)}
+const size_t mlrt__uni_counts[6] = {${[packRanges(other).length, mnRuns.length, packRanges(ranges(punct)).length, nfdBlocks.length - 1, cccRuns.length, lowerRuns.length].join(', ')}}; /* other, mn, punct, nfd, ccc, lower */
 `;
 if (process.argv.includes('--check')) {
   const now = readFileSync(OUT, 'utf8');
