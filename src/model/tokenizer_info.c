@@ -66,6 +66,7 @@ char *mlrt_tokenizer_decode(const mlrt_tokenizer *t, const int32_t *ids, size_t 
         const char *s = mlrt_tokenizer_token(t, ids[i]);
         if (!s) {
             free(out.data);
+            free(tok.data);
             mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_decode: ids[%zu] = %d is no token (ids are 0..%u)", i, (int)ids[i],
                        d->n_ids - 1);
             return NULL;

@@ -1479,6 +1479,7 @@ static void test_trained_models_if_present(void) {
 #include "test_trees.c"
 #include "test_layout.c"
 #include "test_onnx.c"
+#include "test_text.c" /* the tokenizer (issue 20) */
 
 typedef struct test_case {
     const char *name;
@@ -1555,6 +1556,11 @@ static const test_case TESTS[] = {
     T(test_pb_depth_limit),
     T(test_onnx_tiny_graph),
     T(test_onnx_zoo_if_present),
+    T(test_text_unicode_tables),
+    T(test_text_engine_spec_cases),
+    T(test_text_pairs_truncation_batch),
+    T(test_text_readers_refuse_every_prefix),
+    T(test_text_vocab_txt),
 };
 
 static int g_passed, g_failed;
