@@ -286,3 +286,22 @@ test('the native CLI prints the same ids (mlrt tokenize)', { skip: !existsSync(n
   assert.equal(lines.length, texts.length);
   for (let i = 0; i < texts.length; i++) assert.deepEqual(JSON.parse(lines[i]).ids, want[i].getIds(), JSON.stringify(texts[i]));
 });
+
+test('the Node and WASI CLIs print the same ids (mlrt tokenize, mlrt-wasi tokenize)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mlrt-tok-'));
+  writeFileSync(join(dir, 'tokenizer.json'), json['bge-small-en-v1.5']);
+  writeFileSync(join(dir, 'vocab.txt'), vocab.join('\n') + '\n');
+  const oracle = oracles['bge-small-en-v1.5'];
+  const text = 'Héllo, Wörld! [MASK] abc中文xyz don’t';
+  const want = (await oracle.encode(text)).getIds();
+  for (const [cli, tok] of [['tools/mlrt.mjs', join(dir, 'tokenizer.json')], ['tools/mlrt.mjs', dir], ['tools/mlrt-wasi.mjs', join(dir, 'tokenizer.json')]]) {
+    const out = execFileSync(process.execPath, [new URL(cli, root).pathname, 'tokenize', tok, text], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const got = JSON.parse(out);
+    assert.deepEqual(got.ids, want, `${cli} ${tok}`);
+    assert.equal(got.tokens[0], '[CLS]');
+  }
+  writeFileSync(join(dir, 'in.txt'), 'hello world\nA la carte\r\n\n');
+  const lines = execFileSync(process.execPath, [new URL('tools/mlrt.mjs', root).pathname, 'tokenize', dir, '--input', join(dir, 'in.txt'), '--max-length', '3'],
+    { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l).ids);
+  assert.deepEqual(lines, [[101, 7592, 102], [101, 1037, 102], [101, 102]]);
+});
