@@ -39,7 +39,7 @@ const JSON_CASES = [
   // top level
   ['an array at the top', () => bytes('[]'), 'BAD_HEADER', /the top level: expected an object, got array/],
   ['an unknown top-level key', () => edit((j) => { j.extra = 1; }), 'BAD_HEADER', /unknown top-level key 'extra'/],
-  ['version 2.0', () => edit((j) => { j.version = '2.0'; }), 'UNSUPPORTED_VERSION', /version "2\.0"/],,
+  ['version 2.0', () => edit((j) => { j.version = '2.0'; }), 'UNSUPPORTED_VERSION', /version "2\.0"/],
   ['version as a number', () => edit((j) => { j.version = 1; }), 'BAD_HEADER', /version: expected a string, got number/],
   ['no model', () => edit((j) => { delete j.model; }), 'BAD_HEADER', /model: expected an object, got nothing/],
   ['model null', () => edit((j) => { j.model = null; }), 'BAD_HEADER', /model: expected an object, got null/],

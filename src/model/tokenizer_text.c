@@ -97,6 +97,7 @@ static bool after_cjk(mlrt_tokenizer *t, uint32_t c) {
     return emit(t, c);
 }
 
+/* HOT LOOP: every character of the text */
 bool mlrt__tok_normalize(mlrt_tokenizer *t, const uint8_t *s, size_t n) {
     const mlrt__tok_desc *d = &t->d;
     if (!d->normalize) {
@@ -151,7 +152,7 @@ static bool wordpiece(mlrt_tokenizer *t, const uint8_t *w, size_t n, size_t char
     const mlrt__tok_desc *d = &t->d;
     if (chars > d->max_chars_per_word) return push_id(out, d->unk_id);
     size_t mark = out->len, start = 0;
-    /* states[k] = (end of the k-th candidate, its hash state) from start, shortest first */
+    /* states[k] = (length of the k-th candidate from start, its hash state), shortest first */
     if (!mlrt__vec_reserve(&t->states, 2 * chars, sizeof(uint32_t))) return false;
     uint32_t *states = t->states.p;
     /* HOT LOOP: every candidate substring hashed once, then looked up from the longest */
@@ -166,7 +167,7 @@ static bool wordpiece(mlrt_tokenizer *t, const uint8_t *w, size_t n, size_t char
             if (i + len - start > limit) break;
             for (size_t j = 0; j < len; j++) h = MLRT__FNV_STEP(h, w[i + j]);
             i += len;
-            states[2 * k] = (uint32_t)i;
+            states[2 * k] = (uint32_t)(i - start); /* <= max_token_bytes */
             states[2 * k + 1] = h;
             k++;
         }
@@ -174,7 +175,7 @@ static bool wordpiece(mlrt_tokenizer *t, const uint8_t *w, size_t n, size_t char
         size_t end = start;
         while (k > 0 && id < 0) {
             k--;
-            end = states[2 * k];
+            end = start + states[2 * k];
             id = mlrt__tok_lookup(t, cont, w + start, end - start, states[2 * k + 1]);
         }
         if (id < 0) { /* no piece fits here: the whole word is [UNK] */
