@@ -3,10 +3,14 @@
 #include "../internal.h"
 #include <string.h>
 
-static const mlrt_file *find(const mlrt_file *files, size_t n, const char *name) {
+/* The file named name, or NULL; *twice set when two have that name. */
+static const mlrt_file *find(const mlrt_file *files, size_t n, const char *name, const char **twice) {
     const mlrt_file *f = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (files[i].name && strcmp(files[i].name, name) == 0) f = f ? f : &files[i];
+    for (size_t i = 0; i < n; i++) {
+        if (!files[i].name || strcmp(files[i].name, name) != 0) continue;
+        if (f) *twice = name;
+        f = f ? f : &files[i];
+    }
     return f;
 }
 
@@ -21,14 +25,14 @@ mlrt_tokenizer *mlrt_tokenizer_load(const mlrt_file *files, size_t n, mlrt_error
                        files[i].name ? files[i].name : "unnamed");
             return NULL;
         }
-        for (size_t k = 0; k < i; k++)
-            if (files[i].name && files[k].name && strcmp(files[i].name, files[k].name) == 0) {
-                mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_load: %s given twice", files[i].name);
-                return NULL;
-            }
     }
-    const mlrt_file *json = find(files, n, "tokenizer.json"), *vocab = find(files, n, "vocab.txt"),
-                    *config = find(files, n, "tokenizer_config.json");
+    const char *twice = NULL;
+    const mlrt_file *json = find(files, n, "tokenizer.json", &twice), *vocab = find(files, n, "vocab.txt", &twice),
+                    *config = find(files, n, "tokenizer_config.json", &twice);
+    if (twice) {
+        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_load: %s given twice", twice);
+        return NULL;
+    }
     static const uint8_t none[1] = {0};
     mlrt__tok_desc d;
     mlrt_status st;

@@ -54,6 +54,8 @@ size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
  * zero-padded width ("%04x"). */
 mlrt_status mlrt__fail(mlrt_error *err, mlrt_status code, const char *fmt, ...);
 int mlrt__vformat(char *buf, size_t cap, const char *fmt, va_list ap);
+/* mlrt__fail with the message after "where: " (a file's name: "vocab.txt"). */
+mlrt_status mlrt__fail_in(mlrt_error *err, mlrt_status code, const char *where, const char *fmt, ...);
 /* Like mlrt__fail's formatting into buf [cap]; returns the length written (cut to fit). */
 int mlrt__format_to(char *buf, size_t cap, const char *fmt, ...);
 

@@ -3,14 +3,14 @@
  * tools/unicode/gen.mjs), and UTF-8 decoding of text already validated. */
 #include "base.h"
 
-extern const uint32_t mlrt__uni_other[], mlrt__uni_mn[], mlrt__uni_punct[], mlrt__uni_ccc_run[], mlrt__uni_lower_run[];
-extern const uint32_t mlrt__uni_nfd_second[], mlrt__uni_nfd_block[];
-extern const uint16_t mlrt__uni_nfd_other[];
-extern const uint8_t mlrt__uni_nfd_first[], mlrt__uni_nfd_lo[], mlrt__uni_nfd_mark[], mlrt__uni_ccc_class[], mlrt__uni_cjk_astral[], mlrt__uni_lower_index[];
-extern const uint16_t mlrt__uni_cjk_compat[];
+extern const uint16_t mlrt__uni_other_lo[], mlrt__uni_other_at[], mlrt__uni_mn_lo[], mlrt__uni_mn_at[], mlrt__uni_punct_lo[],
+    mlrt__uni_punct_at[], mlrt__uni_nfd_second[], mlrt__uni_nfd_other[], mlrt__uni_cjk_compat[];
+extern const uint8_t mlrt__uni_other_len[], mlrt__uni_mn_len[], mlrt__uni_punct_len[], mlrt__uni_nfd_first[], mlrt__uni_nfd_lo[],
+    mlrt__uni_nfd_mark[], mlrt__uni_ccc_class[], mlrt__uni_cjk_astral[], mlrt__uni_lower_index[], mlrt__uni_nfd_second_bmp;
+extern const uint32_t mlrt__uni_nfd_block[], mlrt__uni_ccc_run[], mlrt__uni_lower_run[];
 extern const int32_t mlrt__uni_lower_delta[];
-extern const size_t mlrt__uni_counts[6];
-enum { N_OTHER, N_MN, N_PUNCT, N_NFD_BLOCKS, N_CCC, N_LOWER };
+extern const size_t mlrt__uni_counts[3];
+enum { N_NFD_BLOCKS, N_CCC, N_LOWER };
 
 /* ------------------------------------------------------------- UTF-8 */
 
@@ -49,26 +49,27 @@ static long last_at_most(const uint32_t *t, size_t n, unsigned shift, uint32_t c
     return (long)lo - 1;
 }
 
-/* Ranges packed start << 11 | (length - 1). */
-static bool in_ranges(const uint32_t *t, size_t n, uint32_t cp) {
-    long i = last_at_most(t, n, 11, cp);
-    return i >= 0 && cp - (t[i] >> 11) <= (t[i] & 2047);
+/* A range table (base/unicode_tables.c): the index of the range holding cp, or -1. mask: the
+ * bits of a length byte that hold the length - 1. */
+static long range_of(const uint16_t *lo, const uint8_t *len, const uint16_t *at, unsigned mask, uint32_t cp) {
+    uint32_t p = cp >> 16, low = cp & 0xffff;
+    if (p > 16) return -1;
+    size_t a = at[p], b = at[p + 1];
+    while (a < b) { /* the last range starting at or before cp */
+        size_t mid = a + (b - a) / 2;
+        if (lo[mid] <= low) a = mid + 1;
+        else b = mid;
+    }
+    return a > at[p] && low - lo[a - 1] <= (len[a - 1] & mask) ? (long)a - 1 : -1;
 }
 
 bool mlrt__uni_is_other8(uint32_t cp) { /* Co: whole ranges, as crate unicode_categories tests them */
-    return in_ranges(mlrt__uni_other, mlrt__uni_counts[N_OTHER], cp) || (cp >= 0xe000 && cp <= 0xf8ff) ||
-           (cp >= 0xf0000 && cp <= 0xffffd) || (cp >= 0x100000 && cp <= 0x10fffd);
+    return range_of(mlrt__uni_other_lo, mlrt__uni_other_len, mlrt__uni_other_at, 255, cp) >= 0 ||
+           (cp >= 0xe000 && cp <= 0xf8ff) || (cp >= 0xf0000 && cp <= 0xffffd) || (cp >= 0x100000 && cp <= 0x10fffd);
 }
 
-/* The Mn range holding cp (start << 11 | class 0 << 10 | (length - 1)), or 0. */
-static uint32_t mn_range(uint32_t cp) {
-    if (cp < 0x300) return 0;
-    long i = last_at_most(mlrt__uni_mn, mlrt__uni_counts[N_MN], 11, cp);
-    return i >= 0 && cp - (mlrt__uni_mn[i] >> 11) <= (mlrt__uni_mn[i] & 1023) ? mlrt__uni_mn[i] : 0;
-}
-
-bool mlrt__uni_is_mn8(uint32_t cp) { return mn_range(cp) != 0; }
-bool mlrt__uni_is_punct8(uint32_t cp) { return in_ranges(mlrt__uni_punct, mlrt__uni_counts[N_PUNCT], cp); }
+bool mlrt__uni_is_mn8(uint32_t cp) { return cp >= 0x300 && range_of(mlrt__uni_mn_lo, mlrt__uni_mn_len, mlrt__uni_mn_at, 127, cp) >= 0; }
+bool mlrt__uni_is_punct8(uint32_t cp) { return range_of(mlrt__uni_punct_lo, mlrt__uni_punct_len, mlrt__uni_punct_at, 255, cp) >= 0; }
 
 bool mlrt__uni_is_white_space(uint32_t cp) {
     if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0d);
@@ -79,8 +80,8 @@ bool mlrt__uni_is_white_space(uint32_t cp) {
 
 int mlrt__uni_strip_class(uint32_t cp) {
     if (cp < 0x300) return 0;
-    uint32_t mn = mn_range(cp);
-    if (mn) return mn & 1024 ? MLRT__UNI_STRIP_ENDS_RUN : MLRT__UNI_STRIP;
+    long mn = range_of(mlrt__uni_mn_lo, mlrt__uni_mn_len, mlrt__uni_mn_at, 127, cp);
+    if (mn >= 0) return mlrt__uni_mn_len[mn] & 128 ? MLRT__UNI_STRIP_ENDS_RUN : MLRT__UNI_STRIP;
     long i = last_at_most(mlrt__uni_ccc_run, mlrt__uni_counts[N_CCC], 11, cp);
     return i >= 0 && cp - (mlrt__uni_ccc_run[i] >> 11) <= (mlrt__uni_ccc_run[i] & 2047) ? mlrt__uni_ccc_class[i] : 0;
 }
@@ -117,7 +118,8 @@ static bool nfd_step(uint32_t cp, uint32_t *first, uint32_t *second) {
     if (lo >= end || mlrt__uni_nfd_lo[lo] != key) return false;
     uint8_t m = mlrt__uni_nfd_mark[lo], f = mlrt__uni_nfd_first[lo];
     *first = m < 85 ? (cp >> 8 << 8 | f) : m < 170 ? f : mlrt__uni_nfd_other[f];
-    *second = m % 85 ? mlrt__uni_nfd_second[m % 85 - 1] : 0;
+    uint32_t k = m % 85;
+    *second = k ? (k - 1 >= mlrt__uni_nfd_second_bmp ? 0x10000u : 0) | mlrt__uni_nfd_second[k - 1] : 0;
     return true;
 }
 

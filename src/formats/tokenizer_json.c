@@ -19,7 +19,6 @@
  * added token's id must be the one Rust assigns, truncation.max_length must cover the specials. */
 #include "../internal.h"
 #include "../codecs/codecs.h"
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,19 +29,7 @@ typedef struct rd {
     mlrt_error *err;
 } rd;
 
-/* mlrt__fail with the message after "tokenizer.json: ". */
-static mlrt_status fail(rd *r, mlrt_status code, const char *fmt, ...) {
-    if (r->err) {
-        static const char prefix[] = FILE_NAME ": ";
-        r->err->code = code;
-        memcpy(r->err->message, prefix, sizeof prefix - 1);
-        va_list ap;
-        va_start(ap, fmt);
-        mlrt__vformat(r->err->message + sizeof prefix - 1, sizeof r->err->message - (sizeof prefix - 1), fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
+#define fail(r, code, ...) mlrt__fail_in((r)->err, code, FILE_NAME, __VA_ARGS__)
 
 static mlrt_status bad(rd *r, const char *path, const char *what) {
     return fail(r, MLRT_ERR_BAD_HEADER, "%s: %s", path, what);

@@ -35,24 +35,24 @@ static size_t trim_end(const uint8_t *s, size_t n) {
 
 static mlrt_status read_vocab(const uint8_t *b, size_t n, mlrt__tok_desc *d, mlrt_error *err) {
     size_t bad = mlrt__utf8_invalid_at(b, n);
-    if (bad < n) return mlrt__fail(err, MLRT_ERR_INVALID_UTF8, VOCAB ": not valid UTF-8 at byte %zu", bad);
+    if (bad < n) return mlrt__fail_in(err, MLRT_ERR_INVALID_UTF8, VOCAB, "not valid UTF-8 at byte %zu", bad);
     size_t lines = 0;
     for (size_t i = 0; i < n; i++) lines += b[i] == '\n';
     if (n && b[n - 1] != '\n') lines++;
-    if (lines == 0) return mlrt__fail(err, MLRT_ERR_BAD_HEADER, VOCAB ": the file is empty");
+    if (lines == 0) return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, VOCAB, "the file is empty");
     if (lines > MLRT__TOK_MAX_VOCAB)
-        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, VOCAB ": %zu tokens, more than the limit %u", lines, MLRT__TOK_MAX_VOCAB);
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, VOCAB, "%zu tokens, more than the limit %u", lines, MLRT__TOK_MAX_VOCAB);
     d->pool = malloc(n + 1);
     d->off = malloc((lines + 1) * sizeof *d->off);
-    if (!d->pool || !d->off) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB ": out of memory for %zu tokens", lines);
+    if (!d->pool || !d->off) return mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory for %zu tokens", lines);
     size_t at = 0, start = 0;
     uint32_t id = 0;
     while (start < n) {
         const uint8_t *nl = memchr(b + start, '\n', n - start);
         size_t end = nl ? (size_t)(nl - b) : n, len = trim_end(b + start, end - start);
-        if (len == 0) return mlrt__fail(err, MLRT_ERR_BAD_HEADER, VOCAB ": line %u is empty", id + 1);
+        if (len == 0) return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, VOCAB, "line %u is empty", id + 1);
         if (len > MLRT__TOK_MAX_TOKEN)
-            return mlrt__fail(err, MLRT_ERR_BAD_HEADER, VOCAB ": line %u is %zu bytes long, more than the limit %u", id + 1, len,
+            return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, VOCAB, "line %u is %zu bytes long, more than the limit %u", id + 1, len,
                               MLRT__TOK_MAX_TOKEN);
         d->off[id++] = (uint32_t)at;
         memcpy(d->pool + at, b + start, len);
@@ -64,9 +64,9 @@ static mlrt_status read_vocab(const uint8_t *b, size_t n, mlrt__tok_desc *d, mlr
     d->pool_len = at;
     d->n_vocab = d->n_ids = id;
     long x, y;
-    if (!mlrt__tok_desc_sort(d, &x, &y)) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB ": out of memory");
+    if (!mlrt__tok_desc_sort(d, &x, &y)) return mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory");
     if (x >= 0)
-        return mlrt__fail(err, MLRT_ERR_DUPLICATE_KEY, VOCAB ": line %ld repeats line %ld (\"%s\")", y + 1, x + 1,
+        return mlrt__fail_in(err, MLRT_ERR_DUPLICATE_KEY, VOCAB, "line %ld repeats line %ld (\"%s\")", y + 1, x + 1,
                           d->pool + d->off[x]);
     return MLRT_OK;
 }
@@ -78,7 +78,7 @@ static mlrt_status special_name(const mlrt__json *cfg, const char *key, const ch
     if (!v || v->type == MLRT__JSON_NULL) return MLRT_OK;
     if (v->type == MLRT__JSON_OBJECT) v = mlrt__json_get(v, "content");
     if (!v || v->type != MLRT__JSON_STRING || v->len == 0 || v->len > MLRT__TOK_MAX_TOKEN)
-        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, CONFIG ": %s: expected a token (a string, or an object with \"content\")", key);
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, CONFIG, "%s: expected a token (a string, or an object with \"content\")", key);
     *out = v->str;
     return MLRT_OK;
 }
@@ -90,7 +90,7 @@ static mlrt_status config_bool(const mlrt__json *cfg, const char *key, bool null
     if (given) *given = false;
     if (!v || (nullable && v->type == MLRT__JSON_NULL)) return MLRT_OK;
     if (v->type != MLRT__JSON_TRUE && v->type != MLRT__JSON_FALSE)
-        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, CONFIG ": %s: expected a boolean%s, got %s", key, nullable ? " or null" : "",
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, CONFIG, "%s: expected a boolean%s, got %s", key, nullable ? " or null" : "",
                           mlrt__json_type_name(v->type));
     *out = v->type == MLRT__JSON_TRUE;
     if (given) *given = true;
@@ -104,7 +104,7 @@ typedef struct config {
 
 static mlrt_status read_config(const mlrt__json *cfg, mlrt__tok_desc *d, config *names, mlrt_error *err) {
     if (cfg->type != MLRT__JSON_OBJECT)
-        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, CONFIG ": expected an object, got %s", mlrt__json_type_name(cfg->type));
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, CONFIG, "expected an object, got %s", mlrt__json_type_name(cfg->type));
     bool strip_given;
     mlrt_status st;
     if ((st = config_bool(cfg, "do_lower_case", false, true, &d->lowercase, NULL, err)) ||
@@ -113,15 +113,15 @@ static mlrt_status read_config(const mlrt__json *cfg, mlrt__tok_desc *d, config 
         return st;
     if (!strip_given) d->strip_accents = d->lowercase;
     const mlrt__json *cls = mlrt__json_get(cfg, "tokenizer_class");
-    if (cls && (cls->type != MLRT__JSON_STRING || (strcmp(cls->str, "BertTokenizer") != 0 && strcmp(cls->str, "BertTokenizerFast") != 0)))
-        return mlrt__fail(err, cls->type == MLRT__JSON_STRING ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_HEADER,
-                          CONFIG ": tokenizer_class: %s%s%s (mlrt reads BertTokenizer with vocab.txt)", cls->type == MLRT__JSON_STRING ? "'" : "",
-                          cls->type == MLRT__JSON_STRING ? cls->str : mlrt__json_type_name(cls->type), cls->type == MLRT__JSON_STRING ? "'" : "");
+    if (cls && cls->type != MLRT__JSON_STRING)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, CONFIG, "tokenizer_class: expected a string, got %s", mlrt__json_type_name(cls->type));
+    if (cls && strcmp(cls->str, "BertTokenizer") != 0 && strcmp(cls->str, "BertTokenizerFast") != 0)
+        return mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, CONFIG, "tokenizer_class: '%s' (mlrt reads BertTokenizer with vocab.txt)", cls->str);
     const mlrt__json *max = mlrt__json_get(cfg, "model_max_length");
     if (max) {
         uint64_t x;
         if (max->type != MLRT__JSON_NUMBER)
-            return mlrt__fail(err, MLRT_ERR_BAD_HEADER, CONFIG ": model_max_length: expected a number, got %s", mlrt__json_type_name(max->type));
+            return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, CONFIG, "model_max_length: expected a number, got %s", mlrt__json_type_name(max->type));
         /* "no limit" is written as 1e30 (a float): 0 */
         d->model_max_length = mlrt__json_u64(max, &x) && x <= MLRT__TOK_MAX_LENGTH ? (uint32_t)x : 0;
     }
@@ -141,7 +141,7 @@ mlrt_status mlrt__read_vocab_txt(const uint8_t *vocab, size_t n, const uint8_t *
     mlrt_status st = read_vocab(vocab, n, d, err);
     if (!st && cfg_bytes) {
         size_t bad = mlrt__utf8_invalid_at(cfg_bytes, cfg_len);
-        if (bad < cfg_len) st = mlrt__fail(err, MLRT_ERR_INVALID_UTF8, CONFIG ": not valid UTF-8 at byte %zu", bad);
+        if (bad < cfg_len) st = mlrt__fail_in(err, MLRT_ERR_INVALID_UTF8, CONFIG, "not valid UTF-8 at byte %zu", bad);
         else if (!(st = mlrt__json_parse(cfg_bytes, cfg_len, CONFIG, &doc, err))) st = read_config(doc.root, d, &names, err);
     }
     /* the five special tokens, as BertTokenizerFast adds them, in this order */
@@ -149,19 +149,19 @@ mlrt_status mlrt__read_vocab_txt(const uint8_t *vocab, size_t n, const uint8_t *
     static const char *const keys[5] = {"pad_token", "unk_token", "cls_token", "sep_token", "mask_token"};
     long ids[5];
     if (!st) d->added = calloc(5, sizeof *d->added);
-    if (!st && !d->added) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB ": out of memory");
+    if (!st && !d->added) st = mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory");
     for (int k = 0; k < 5 && !st; k++) {
         size_t len = strlen(specials[k]);
         ids[k] = mlrt__tok_desc_find(d, specials[k], len);
         if (ids[k] < 0) {
-            st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, VOCAB ": the %s \"%s\" is not in the vocabulary", keys[k], specials[k]);
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, VOCAB, "the %s \"%s\" is not in the vocabulary", keys[k], specials[k]);
             break;
         }
         bool again = false;
         for (int j = 0; j < k; j++) again |= ids[j] == ids[k];
         if (again) continue;
         mlrt__tok_added *a = &d->added[d->n_added];
-        if (!(a->content = malloc(len + 1))) { st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB ": out of memory"); break; }
+        if (!(a->content = malloc(len + 1))) { st = mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory"); break; }
         memcpy(a->content, specials[k], len + 1);
         a->len = (uint32_t)len, a->id = (uint32_t)ids[k], a->special = true;
         d->n_added++;
@@ -169,7 +169,7 @@ mlrt_status mlrt__read_vocab_txt(const uint8_t *vocab, size_t n, const uint8_t *
     if (!st) {
         d->specials = calloc(2, sizeof *d->specials);
         if (!d->specials || !(d->specials[0].name = malloc(strlen(names.cls) + 1)) || !(d->specials[1].name = malloc(strlen(names.sep) + 1))) {
-            st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB ": out of memory");
+            st = mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory");
         } else {
             d->n_specials = 2;
             strcpy(d->specials[0].name, names.cls);
