@@ -9,25 +9,29 @@ FUZZ_SECONDS ?= 60
 
 # src/ by layer: codecs (bytes -> values), formats (files -> tensors or models), kernels (the hot
 # loops), model (what runs), api (load, wasm exports, CLI).
-BASE    = src/base/error.c src/base/buf.c src/base/utf8.c src/base/dtype.c
+BASE    = src/base/error.c src/base/buf.c src/base/utf8.c src/base/dtype.c src/base/unicode.c src/base/unicode_tables.c
 CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c \
           src/codecs/protobuf.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c src/formats/recognize.c \
           src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
-          src/formats/onnx.c
+          src/formats/onnx.c src/formats/tokenizer_json.c src/formats/vocab_txt.c
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
           src/kernels/tensor_ops.c
 MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
-          src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
-IR      = src/ir/desc.c
-CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c src/api/host.c
+          src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c src/model/tokenizer.c \
+          src/model/tokenizer_text.c src/model/tokenizer_info.c
+IR      = src/ir/desc.c src/ir/tokenizer_desc.c
+API     = src/api/load.c src/api/host.c src/api/tokenizer_load.c
+CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) $(API)
 HDRS = src/mlrt.h src/api/api.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/model/graph_build.h src/kernels/simd.h
 
 # The wasm exports: exactly mlrt.h's functions that the JavaScript module calls.
 WASM_API = mlrt_alloc mlrt_dealloc mlrt_build_flags mlrt_status_name mlrt_load_from_bytes_ex mlrt_free mlrt_model_info_json \
            mlrt_predict_batch mlrt_predict_labels mlrt_model_fork mlrt_layer_slice mlrt_layer mlrt_layer_weights \
-           mlrt_inspect mlrt_string_free mlrt_run mlrt_output
+           mlrt_inspect mlrt_string_free mlrt_run mlrt_output \
+           mlrt_tokenizer_load mlrt_tokenizer_free mlrt_tokenizer_encode mlrt_tokenizer_encode_batch \
+           mlrt_tokenizer_decode mlrt_tokenizer_normalize mlrt_tokenizer_token mlrt_tokenizer_info_json
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -57,7 +61,7 @@ APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/mode
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
              web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr web/models/digit-cnn.onnx
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
-          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx
+          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer
 
 .PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:
@@ -107,7 +111,8 @@ WASM_SMALL = base/error base/buf base/utf8 ir/desc formats/tensorset codecs/json
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/host kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
              model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
-             codecs/lz4
+             codecs/lz4 base/unicode base/unicode_tables ir/tokenizer_desc formats/tokenizer_json formats/vocab_txt \
+             model/tokenizer_info model/tokenizer model/tokenizer_text api/tokenizer_load
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-threads/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
@@ -167,7 +172,7 @@ build/mlrt: src/api/cli.c build/libmlrt.a
 # their inputs (tests/c/builders.h).
 TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
          tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
-         tests/c/test_model.c tests/c/test_onnx.c
+         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_text.c
 build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@

@@ -234,6 +234,108 @@ const char *mlrt_dtype_name(mlrt_dtype dtype);       /* "F32" */
 const char *mlrt_activation_name(mlrt_activation a); /* "relu" */
 size_t mlrt_dtype_size(mlrt_dtype dtype);            /* bytes per element; 0 for block-quantized types */
 
+/* ---- text: a WordPiece tokenizer, token for token Hugging Face's Rust `tokenizers` ----
+ *
+ *   mlrt_file files[] = {{"tokenizer.json", bytes, len}};
+ *   mlrt_tokenizer *t = mlrt_tokenizer_load(files, 1, &err);
+ *   mlrt_encoding e;
+ *   mlrt_tokenizer_encode(t, "Hello world", 11, NULL, 0, NULL, &e, &err);   // e.ids [e.n] ...
+ *   mlrt_tokenizer_free(t);
+ *
+ * Reads tokenizer.json of BERT-family models (BertNormalizer, BertPreTokenizer, WordPiece,
+ * TemplateProcessing / BertProcessing, added tokens, truncation, padding), or vocab.txt with an
+ * optional tokenizer_config.json. Other components (BPE, Unigram, ByteLevel, Metaspace, ...) are
+ * MLRT_ERR_UNSUPPORTED naming the component. Text must be UTF-8: anything else is
+ * MLRT_ERR_INVALID_UTF8 with the byte offset, never replaced. A tokenizer is used by one thread at
+ * a time (encodings live in its buffers). */
+
+/* A file of a model folder, by its name in the repository ("tokenizer.json", "vocab.txt", ...). */
+typedef struct mlrt_file {
+    const char *name;
+    const uint8_t *bytes;
+    size_t len;
+} mlrt_file;
+
+typedef struct mlrt_tokenizer mlrt_tokenizer;
+
+/* files: "tokenizer.json", or "vocab.txt" with an optional "tokenizer_config.json"; other names
+ * are ignored. The bytes may be freed when this returns. NULL with *err on any problem. */
+mlrt_tokenizer *mlrt_tokenizer_load(const mlrt_file *files, size_t n, mlrt_error *err);
+void mlrt_tokenizer_free(mlrt_tokenizer *tokenizer);
+
+typedef enum mlrt_truncation {
+    MLRT_TRUNCATION_DEFAULT = 0,   /* the file's truncation (none for vocab.txt) */
+    MLRT_TRUNCATION_NONE,
+    MLRT_TRUNCATION_LONGEST_FIRST, /* pairs: trim the longer sequence first */
+    MLRT_TRUNCATION_ONLY_FIRST,
+    MLRT_TRUNCATION_ONLY_SECOND
+} mlrt_truncation;
+
+typedef enum mlrt_padding {
+    MLRT_PADDING_DEFAULT = 0,      /* the file's padding (none for vocab.txt) */
+    MLRT_PADDING_NONE,
+    MLRT_PADDING_LONGEST,          /* a batch: to its longest encoding */
+    MLRT_PADDING_MAX_LENGTH        /* to max_length (or the file's fixed length) */
+} mlrt_padding;
+
+/* NULL options = all defaults: the file's truncation and padding, as Hugging Face applies them. */
+typedef struct mlrt_encode_options {
+    uint32_t max_length;           /* 0: the file's; else the length truncation and MAX_LENGTH padding use,
+                                    * special tokens included (truncation LONGEST_FIRST unless set) */
+    mlrt_truncation truncation;
+    mlrt_padding padding;
+} mlrt_encode_options;
+
+/* One encoding: n tokens. The arrays belong to the tokenizer: valid until its next encode or free. */
+typedef struct mlrt_encoding {
+    size_t n;
+    const int32_t *ids;            /* [n] */
+    const int32_t *type_ids;       /* [n] 0 for the first sequence and its specials, 1 for the second's */
+    const uint8_t *attention_mask; /* [n] 1, 0 for padding */
+} mlrt_encoding;
+
+/* Encodes text [len] (UTF-8), or the pair text, pair [pair_len] when pair is not NULL. */
+mlrt_status mlrt_tokenizer_encode(mlrt_tokenizer *tokenizer, const char *text, size_t len, const char *pair,
+                                  size_t pair_len, const mlrt_encode_options *options, mlrt_encoding *out,
+                                  mlrt_error *err);
+
+/* n encodings in rows of `width` tokens: row r is ids[r * width ...], lengths[r] of them real (the
+ * rest padding, or unused when the batch is not padded). The arrays belong to the tokenizer. */
+typedef struct mlrt_batch_encoding {
+    size_t rows, width;
+    const int32_t *ids;            /* [rows][width] */
+    const int32_t *type_ids;       /* [rows][width] */
+    const uint8_t *attention_mask; /* [rows][width] */
+    const uint32_t *lengths;       /* [rows] tokens of each row, padding included */
+} mlrt_batch_encoding;
+
+/* n texts in one buffer: text i is texts[ends[i-1] .. ends[i]) (ends[-1] = 0). pairs/pair_ends:
+ * the second texts likewise, or NULL. Padding LONGEST pads every row to the longest. */
+mlrt_status mlrt_tokenizer_encode_batch(mlrt_tokenizer *tokenizer, const char *texts, const size_t *ends,
+                                        const char *pairs, const size_t *pair_ends, size_t n,
+                                        const mlrt_encode_options *options, mlrt_batch_encoding *out,
+                                        mlrt_error *err);
+
+/* The text of ids [n] as the WordPiece decoder gives it (continuations joined, cleanup of spaces
+ * before punctuation); skip_special: leave out the special added tokens. A malloc'd NUL-terminated
+ * string (mlrt_string_free) of *out_len bytes (out_len may be NULL; the text may hold NULs), or
+ * NULL with *err (an id that is no token: MLRT_ERR_INVALID_ARGUMENT). */
+char *mlrt_tokenizer_decode(const mlrt_tokenizer *tokenizer, const int32_t *ids, size_t n, int skip_special,
+                            size_t *out_len, mlrt_error *err);
+
+/* text [len] after the normalizer (and nothing else), as UTF-8: a malloc'd NUL-terminated string
+ * of *out_len bytes (out_len may be NULL), or NULL with *err. */
+char *mlrt_tokenizer_normalize(mlrt_tokenizer *tokenizer, const char *text, size_t len, size_t *out_len,
+                               mlrt_error *err);
+
+/* The token of an id (vocabulary or added token), NUL-terminated, or NULL. Owned by the tokenizer. */
+const char *mlrt_tokenizer_token(const mlrt_tokenizer *tokenizer, int32_t id);
+
+/* A JSON object: source file, vocabSize, specials, normalizer flags, truncation, padding, ...
+ * Owned by the tokenizer. */
+const char *mlrt_tokenizer_info_json(const mlrt_tokenizer *tokenizer);
+/* ---- end of text ---- */
+
 #ifdef __cplusplus
 }
 #endif

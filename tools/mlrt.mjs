@@ -6,6 +6,7 @@
 //                [--name NAME] [--description TEXT] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 //   mlrt keygen [--type ed25519|x25519] --out NAME
 //   mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
+//   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile, chmod } from 'node:fs/promises';
@@ -23,6 +24,9 @@ const USAGE = `usage:
                [--password PW] [--key KEYFILE] [--public-key PUBFILE]   (to read IN)
   mlrt keygen [--type ed25519|x25519] --out NAME      (writes NAME.key, mode 0600, and NAME.pub)
   mlrt predict FILE INPUT|- [--output json|f32|npy] [--out OUTFILE] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
+  mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
+               (TOKENIZER: a tokenizer.json, a vocab.txt or a model folder; prints {"ids":[...],"tokens":[...]}
+                per text, one line each; --input FILE: one text per line)
   mlrt --version
 INPUT: a JSON array (one input) or array of arrays (a batch), or raw little-endian float32 values.
 --output json (default): each row's outputs and label; f32: the outputs as raw little-endian float32,
@@ -43,6 +47,7 @@ const COMMANDS = {
   },
   keygen: { args: [], options: { type: true, out: true } },
   predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true, output: true, out: true } },
+  tokenize: { args: ['TOKENIZER', 'TEXT'], minArgs: 1, options: { input: true, pair: true, 'max-length': true } },
 };
 
 function parseArgs(argv) {
@@ -64,7 +69,7 @@ function parseArgs(argv) {
     else if (i + 1 < rest.length) options[name] = rest[++i];
     else throw new UsageError(`${command}: --${name} needs a value`);
   }
-  if (positional.length !== spec.args.length) {
+  if (positional.length > spec.args.length || positional.length < (spec.minArgs ?? spec.args.length)) {
     throw new UsageError(`${command}: expected ${spec.args.join(' ') || 'no arguments'}, got ${positional.length} argument(s)`);
   }
   return { command, positional, options };
@@ -403,9 +408,40 @@ async function main(argv) {
     return failed ? 1 : 0;
   }
   if (command === 'convert') await convert(rt, positional, options);
+  else if (command === 'tokenize') await tokenize(rt, positional, options);
   else await predict(rt, positional, options);
   return 0;
 }
+
+// ---- text: tokenize (issue 20) ----
+async function tokenize(rt, [path, text], options) {
+  if ((text === undefined) === (options.input === undefined)) throw new UsageError('tokenize: give TEXT or --input FILE (not both)');
+  const maxLength = options['max-length'] === undefined ? undefined : Number(options['max-length']);
+  if (maxLength !== undefined && !(Number.isSafeInteger(maxLength) && maxLength > 0)) throw new UsageError(`--max-length must be a positive integer, got '${options['max-length']}'`);
+  const { statSync, existsSync } = await import('node:fs');
+  let files;
+  if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+    const at = (name) => `${path}/${name}`;
+    if (existsSync(at('tokenizer.json'))) files = { 'tokenizer.json': readFileSync(at('tokenizer.json')) };
+    else if (existsSync(at('vocab.txt'))) {
+      files = { 'vocab.txt': readFileSync(at('vocab.txt')) };
+      if (existsSync(at('tokenizer_config.json'))) files['tokenizer_config.json'] = readFileSync(at('tokenizer_config.json'));
+    } else throw new CliError(`${path}: no tokenizer.json or vocab.txt in this folder`);
+  } else {
+    files = await readFile(path).catch((e) => { throw new CliError(`${path}: ${e.message}`); });
+  }
+  const tok = rt.loadTokenizer(files);
+  const texts = text !== undefined ? [text] : (await readFile(options.input, 'utf8')).split('\n');
+  if (text === undefined && texts[texts.length - 1] === '') texts.pop();
+  const out = [];
+  for (const t of texts) {
+    const e = tok.encode(t.endsWith('\r') ? t.slice(0, -1) : t, { pair: options.pair, maxLength });
+    out.push(JSON.stringify({ ids: [...e.ids], tokens: [...e.ids].map((id) => tok.idToToken(id)) }));
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  tok.dispose();
+}
+// ---- end of text ----
 
 try {
   process.exitCode = await main(process.argv.slice(2));

@@ -369,6 +369,10 @@ export interface Runtime {
    * loadFromBytes (NOT_SIGNED when publicKey or requireSignature is given). info gets
    * `signature` and `encrypted`. */
   load(bytes: Uint8Array | ArrayBuffer, options?: SecureLoadOptions): Promise<Model>;
+  /** A WordPiece tokenizer (see Tokenizer): the bytes of a tokenizer.json (or of a vocab.txt), or
+   * a model folder's files by name. Throws MlrtError (UNSUPPORTED naming BPE, Unigram, ByteLevel,
+   * Metaspace, ...; BAD_HEADER naming the field; INVALID_UTF8 with the byte offset; ...). */
+  loadTokenizer(files: Uint8Array | ArrayBuffer | TokenizerFiles): Tokenizer;
 }
 
 /** What rt.threadPool shows of the workers (threads > 1). */
@@ -384,6 +388,82 @@ export interface ThreadPoolDiagnostics {
    * (batches of 16 rows or more) and slices of a layer's outputs (smaller batches). */
   readonly completed: { readonly rows: number; readonly slices: number };
 }
+
+// ---- text: the WordPiece tokenizer (issue 20) ----
+
+/** A model folder's tokenizer files, by their names in the repository. */
+export type TokenizerFiles =
+  | { readonly 'tokenizer.json': Uint8Array | ArrayBuffer; readonly [name: string]: Uint8Array | ArrayBuffer }
+  | { readonly 'vocab.txt': Uint8Array | ArrayBuffer; readonly 'tokenizer_config.json'?: Uint8Array | ArrayBuffer;
+      readonly [name: string]: Uint8Array | ArrayBuffer | undefined };
+
+/** Text: a string (a lone surrogate is INVALID_UTF8) or UTF-8 bytes (invalid UTF-8: INVALID_UTF8 with the byte offset). */
+export type TokenizerText = string | Uint8Array | ArrayBuffer;
+
+export interface EncodeOptions {
+  /** Length that truncation keeps and padding 'max_length' fills, special tokens included
+   * (default: the file's truncation max_length). Alone it turns on longest_first truncation. */
+  maxLength?: number;
+  /** true ('longest_first'), 'only_first', 'only_second', or false (none); default: the file's. */
+  truncation?: boolean | 'longest_first' | 'only_first' | 'only_second';
+  /** 'longest' (a batch's longest), 'max_length', or false; default: the file's padding. */
+  padding?: 'longest' | 'max_length' | false;
+}
+
+export interface Encoding {
+  readonly ids: Int32Array;
+  /** 0 for the first sequence and its specials, 1 for the second's (as the template says); padding: pad_type_id. */
+  readonly typeIds: Int32Array;
+  /** 1 for tokens, 0 for padding. */
+  readonly attentionMask: Uint8Array;
+}
+
+export interface TokenizerInfo {
+  readonly source: 'tokenizer.json' | 'vocab.txt';
+  readonly model: 'WordPiece';
+  readonly vocabSize: number;
+  /** vocabSize + added tokens outside the vocabulary. */
+  readonly idCount: number;
+  readonly unkToken: string;
+  readonly continuingSubwordPrefix: string;
+  readonly maxInputCharsPerWord: number;
+  /** null: no normalizer. stripAccents is resolved (null in the file follows lowercase). */
+  readonly normalizer: { readonly type: 'BertNormalizer'; readonly cleanText: boolean; readonly handleChineseChars: boolean;
+    readonly stripAccents: boolean; readonly lowercase: boolean } | null;
+  readonly preTokenizer: 'BertPreTokenizer' | null;
+  /** The special added tokens: content -> id. */
+  readonly specialTokens: Readonly<Record<string, number>>;
+  /** The post-processor's special tokens around one sequence and around a pair; null: none. */
+  readonly postProcessor: { readonly addedSingle: number; readonly addedPair: number } | null;
+  readonly truncation: { readonly maxLength: number; readonly strategy: 'longest_first' | 'only_first' | 'only_second';
+    readonly direction: 'left' | 'right' } | null;
+  readonly padding: { readonly strategy: 'longest' | 'max_length'; readonly length?: number; readonly direction: 'left' | 'right';
+    readonly padId: number; readonly padTypeId: number; readonly padToMultipleOf: number | null } | null;
+  /** truncation.maxLength, else tokenizer_config.json's model_max_length, else null. */
+  readonly maxLength: number | null;
+  readonly decoder: { readonly type: 'WordPiece'; readonly prefix: string; readonly cleanup: boolean } | null;
+}
+
+/** A WordPiece tokenizer, token for token Hugging Face's Rust `tokenizers` (BertNormalizer,
+ * BertPreTokenizer, WordPiece, TemplateProcessing / BertProcessing). Defaults follow the file's
+ * truncation and padding, as Hugging Face applies them; options override. */
+export interface Tokenizer {
+  readonly info: TokenizerInfo;
+  readonly disposed: boolean;
+  encode(text: TokenizerText, options?: EncodeOptions & { pair?: TokenizerText | null }): Encoding;
+  /** One call for all texts ([text, pair] arrays: all of them). Rows are views into shared arrays. */
+  encodeBatch(texts: readonly TokenizerText[] | readonly (readonly [TokenizerText, TokenizerText])[], options?: EncodeOptions): Encoding[];
+  /** The WordPiece decoder's text (continuations joined, spaces before punctuation cleaned up). An id
+   * that is no token: INVALID_ARGUMENT. */
+  decode(ids: Int32Array | Uint32Array | readonly number[], options?: { skipSpecialTokens?: boolean }): string;
+  /** The text after the normalizer alone. */
+  normalize(text: TokenizerText): string;
+  /** The token of an id (vocabulary or added token), or null. */
+  idToToken(id: number): string | null;
+  /** Returns the tokenizer's memory to the wasm heap. Safe to call twice. */
+  dispose(): void;
+}
+// ---- end of text ----
 
 export interface RuntimeOptions {
   /** The .wasm to use; default: mlrt-relaxed.wasm, mlrt.wasm or mlrt-scalar.wasm next to this

@@ -156,7 +156,9 @@ async function threadedRuntime(t, options, n) {
 // mlrt.h's functions the module calls: a build without one is not an mlrt build of this version.
 const EXPORTS = ['mlrt_alloc', 'mlrt_dealloc', 'mlrt_build_flags', 'mlrt_status_name', 'mlrt_load_from_bytes_ex', 'mlrt_free',
   'mlrt_model_info_json', 'mlrt_predict_batch', 'mlrt_predict_labels', 'mlrt_model_fork', 'mlrt_layer_slice', 'mlrt_layer',
-  'mlrt_layer_weights', 'mlrt_inspect', 'mlrt_string_free', 'mlrt_run', 'mlrt_output'];
+  'mlrt_layer_weights', 'mlrt_inspect', 'mlrt_string_free', 'mlrt_run', 'mlrt_output',
+  'mlrt_tokenizer_load', 'mlrt_tokenizer_free', 'mlrt_tokenizer_encode', 'mlrt_tokenizer_encode_batch', 'mlrt_tokenizer_decode',
+  'mlrt_tokenizer_normalize', 'mlrt_tokenizer_token', 'mlrt_tokenizer_info_json'];
 
 // mlrt.h's structs as laid out in wasm32 memory (pinned by _Static_asserts in src/api/host.c).
 const ERROR = { bytes: 324, message: 4 };                               // mlrt_error { code; char message[320] }
@@ -305,6 +307,18 @@ class Runtime {
    * ({ rows, slices }: jobs the workers finished without error).
    */
   get threadPool() { return this.#wasm.threads?.diagnostics() ?? null; }
+
+  /**
+   * Loads a WordPiece tokenizer (see Tokenizer): the bytes of a tokenizer.json (or of a vocab.txt),
+   * or the files of a model folder by name: { 'tokenizer.json': bytes } or
+   * { 'vocab.txt': bytes, 'tokenizer_config.json'?: bytes }. Throws MlrtError.
+   */
+  loadTokenizer(files) {
+    this.#text ??= new TextPort(this.#wasm);
+    return loadTokenizer(this.#text, files);
+  }
+
+  #text = null; // TextPort: the tokenizers' access to this runtime's exports and memory
 
   /** Lists a file's tensors and metadata without building a model. */
   inspect(bytes) {
@@ -695,3 +709,280 @@ function checkRowCount(n, what) {
     throw new MlrtError('INVALID_ARGUMENT', `${what}: n must be a positive integer, got ${n}`);
   }
 }
+
+// ---- text: the WordPiece tokenizer (issue 20) ----
+//
+// mlrt.h's mlrt_tokenizer_* functions, called under their C names. Errors come back through an
+// mlrt_error in wasm memory (int32 code at offset 0, the NUL-terminated message at offset 4).
+// Text crosses the boundary as UTF-8 written straight into wasm memory; a batch is one call.
+
+const ERROR_BYTES = 4 + 320; // sizeof(mlrt_error)
+const TRUNCATIONS = { longest_first: 2, only_first: 3, only_second: 4 };
+const PADDINGS = { longest: 2, max_length: 3 };
+
+// Views of wasm memory, and UTF-8 in and out of it, for one runtime.
+class TextPort {
+  #wasm;
+  #buffer = null;
+  #u8; #i32; #u32;
+  constructor(wasm) { this.#wasm = wasm; this.x = wasm.x; }
+  // views renewed only after the memory grew (growth detaches them)
+  #views() {
+    const b = this.#wasm.u8().buffer;
+    if (b !== this.#buffer) { this.#buffer = b; this.#u8 = new Uint8Array(b); this.#i32 = new Int32Array(b); this.#u32 = new Uint32Array(b); }
+  }
+  get u8() { this.#views(); return this.#u8; }
+  get i32() { this.#views(); return this.#i32; }
+  get u32() { this.#views(); return this.#u32; }
+  alloc(n) { return this.#wasm.alloc(n); }
+  free(ptr) { if (ptr) this.#wasm.free(ptr); }
+  string(ptr, len) {
+    const u8 = this.u8;
+    let end = ptr;
+    if (len === undefined) while (u8[end]) end++;
+    else end = ptr + len;
+    return decoder.decode(u8.buffer instanceof ArrayBuffer ? u8.subarray(ptr, end) : u8.slice(ptr, end));
+  }
+  error(errPtr, what) {
+    const code = this.string(this.x.mlrt_status_name(this.i32[errPtr >> 2]));
+    return new MlrtError(code, `${what}: ${this.string(errPtr + 4)}`);
+  }
+  // UTF-8 of s (a string or bytes) at ptr, which has room for utf8Bound(s) bytes; returns the length.
+  put(s, ptr) {
+    if (typeof s !== 'string') { this.u8.set(s, ptr); return s.length; }
+    const u8 = this.u8;
+    if (u8.buffer instanceof ArrayBuffer) return encoder.encodeInto(s, u8.subarray(ptr)).written;
+    const b = encoder.encode(s);
+    u8.set(b, ptr);
+    return b.length;
+  }
+}
+
+const utf8Bound = (s) => (typeof s === 'string' ? s.length * 3 : s.length);
+
+// A string (no lone surrogates: they are not text) or UTF-8 bytes (checked by the C side).
+function textArg(s, what) {
+  if (typeof s === 'string') {
+    if (s.isWellFormed && !s.isWellFormed()) {
+      const i = [...s].findIndex((c) => { const u = c.charCodeAt(0); return c.length === 1 && u >= 0xd800 && u <= 0xdfff; });
+      throw new MlrtError('INVALID_UTF8', `${what}: the string has a lone surrogate (not Unicode text) at code point ${i}`);
+    }
+    return s;
+  }
+  if (s instanceof Uint8Array) return s;
+  if (s instanceof ArrayBuffer) return new Uint8Array(s);
+  throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a string or UTF-8 bytes`);
+}
+
+function loadTokenizer(p, files) {
+  let named;
+  if (files instanceof ArrayBuffer || ArrayBuffer.isView(files)) {
+    const b = asBytes(files, 'loadTokenizer');
+    let i = 0;
+    while (i < b.length && (b[i] === 0x20 || b[i] === 0x0a || b[i] === 0x0d || b[i] === 0x09 || b[i] === 0xef || b[i] === 0xbb || b[i] === 0xbf)) i++;
+    named = [[b[i] === 0x7b ? 'tokenizer.json' : 'vocab.txt', b]];
+  } else if (files && typeof files === 'object') {
+    named = Object.entries(files).map(([name, b]) => [name, asBytes(b, `loadTokenizer: '${name}'`)]);
+  } else {
+    throw new MlrtError('INVALID_ARGUMENT', "loadTokenizer: expected the bytes of a tokenizer.json, or { 'tokenizer.json': bytes } or { 'vocab.txt': bytes, 'tokenizer_config.json'?: bytes }");
+  }
+  const names = named.map(([name]) => encoder.encode(`${name}\0`));
+  let size = ERROR_BYTES + 12 * named.length;
+  for (let k = 0; k < named.length; k++) size += names[k].length + named[k][1].length + 8;
+  const block = p.alloc(size);
+  try {
+    const err = block, list = block + ERROR_BYTES;
+    let at = list + 12 * named.length;
+    for (let k = 0; k < named.length; k++) {
+      const u8 = p.u8;
+      u8.set(names[k], at);
+      u8.set(named[k][1], at + names[k].length);
+      const u32 = p.u32;
+      u32[(list >> 2) + 3 * k] = at;
+      u32[(list >> 2) + 3 * k + 1] = at + names[k].length;
+      u32[(list >> 2) + 3 * k + 2] = named[k][1].length;
+      at += names[k].length + named[k][1].length;
+    }
+    const h = p.x.mlrt_tokenizer_load(list, named.length, err);
+    if (!h) throw p.error(err, 'loadTokenizer');
+    return new Tokenizer(p, h);
+  } finally {
+    p.free(block);
+  }
+}
+
+// Frees the wasm side of tokenizers dropped without dispose().
+const tokenizers = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry(({ p, h }) => releaseTokenizer(p, h)) : null;
+
+function releaseTokenizer(p, h) {
+  if (h.scratch) p.free(h.scratch);
+  if (h.tok) p.x.mlrt_tokenizer_free(h.tok);
+  h.tok = h.scratch = h.cap = 0;
+}
+
+/**
+ * A WordPiece tokenizer, token for token Hugging Face's Rust `tokenizers` (BertNormalizer,
+ * BertPreTokenizer, WordPiece, the post-processor's template). Defaults follow the file's
+ * truncation and padding, as Hugging Face applies them; options override.
+ */
+class Tokenizer {
+  #p;
+  #h; // { tok, scratch, cap }: the C tokenizer and a scratch block reused by every call
+  constructor(p, tok) {
+    this.#p = p;
+    this.#h = { tok, scratch: 0, cap: 0 };
+    /** { source, vocabSize, idCount, unkToken, normalizer, preTokenizer, addedTokens, specialTokens, postProcessor, truncation, padding, maxLength, decoder } */
+    this.info = deepFreeze(JSON.parse(p.string(p.x.mlrt_tokenizer_info_json(tok))));
+    tokenizers?.register(this, { p, h: this.#h }, this.#h);
+  }
+
+  #live(what) {
+    if (!this.#h.tok) throw new MlrtError('DISPOSED', `${what}: the tokenizer has been disposed`);
+  }
+
+  // The scratch block: [error 324][options 12][out 24][pad to 8][data: bytes]; returns its address.
+  #scratch(bytes) {
+    const h = this.#h, need = 368 + bytes;
+    if (h.cap < need) {
+      if (h.scratch) this.#p.free(h.scratch);
+      h.scratch = 0;
+      h.cap = Math.max(need, 2 * h.cap, 4096);
+      h.scratch = this.#p.alloc(h.cap);
+    }
+    return h.scratch;
+  }
+
+  #options(at, options, what) {
+    const { maxLength = 0, truncation, padding } = options ?? {};
+    if (!Number.isSafeInteger(maxLength) || maxLength < 0 || maxLength > 1 << 24) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: maxLength must be an integer from 0 to 2^24, got ${maxLength}`);
+    }
+    const t = truncation === undefined ? 0 : truncation === false ? 1 : truncation === true ? 2 : TRUNCATIONS[truncation];
+    if (t === undefined) throw new MlrtError('INVALID_ARGUMENT', `${what}: truncation must be true, false, 'longest_first', 'only_first' or 'only_second', got ${JSON.stringify(truncation)}`);
+    const pd = padding === undefined ? 0 : padding === false ? 1 : PADDINGS[padding];
+    if (pd === undefined) throw new MlrtError('INVALID_ARGUMENT', `${what}: padding must be 'longest', 'max_length' or false, got ${JSON.stringify(padding)}`);
+    const u32 = this.#p.u32;
+    u32[at >> 2] = maxLength;
+    u32[(at >> 2) + 1] = t;
+    u32[(at >> 2) + 2] = pd;
+  }
+
+  /**
+   * text (and options.pair) -> { ids: Int32Array, typeIds: Int32Array, attentionMask: Uint8Array }.
+   * Text is a string or UTF-8 bytes (invalid UTF-8: INVALID_UTF8 with the byte offset).
+   * options: pair, maxLength (special tokens included), truncation (true | false |
+   * 'longest_first' | 'only_first' | 'only_second'), padding ('max_length' | 'longest' | false).
+   */
+  encode(text, options = {}) {
+    this.#live('encode');
+    text = textArg(text, 'encode');
+    const pair = options?.pair === undefined || options.pair === null ? null : textArg(options.pair, 'encode: pair');
+    const p = this.#p, base = this.#scratch(utf8Bound(text) + (pair === null ? 0 : utf8Bound(pair)));
+    const err = base, opt = base + 324, out = base + 336, data = base + 368;
+    this.#options(opt, options, 'encode');
+    const len = p.put(text, data), plen = pair === null ? 0 : p.put(pair, data + len);
+    if (p.x.mlrt_tokenizer_encode(this.#h.tok, data, len, pair === null ? 0 : data + len, plen, opt, out, err) !== 0) {
+      throw p.error(err, 'encode');
+    }
+    const u32 = p.u32, n = u32[out >> 2], ids = u32[(out >> 2) + 1], types = u32[(out >> 2) + 2], mask = u32[(out >> 2) + 3];
+    return {
+      ids: p.i32.slice(ids >> 2, (ids >> 2) + n),
+      typeIds: p.i32.slice(types >> 2, (types >> 2) + n),
+      attentionMask: p.u8.slice(mask, mask + n),
+    };
+  }
+
+  /**
+   * Many texts in one call: texts are strings (or UTF-8 bytes), or [text, pair] pairs (all of them).
+   * options: padding ('longest' | 'max_length' | false; default: the file's), maxLength, truncation.
+   * Returns one { ids, typeIds, attentionMask } per text (views into three shared arrays).
+   */
+  encodeBatch(texts, options = {}) {
+    this.#live('encodeBatch');
+    if (!Array.isArray(texts)) throw new MlrtError('INVALID_ARGUMENT', 'encodeBatch: texts must be an array');
+    const pairs = texts.length > 0 && Array.isArray(texts[0]);
+    const a = [], b = [];
+    let bound = 0;
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i];
+      if (Array.isArray(t) !== pairs || (pairs && t.length !== 2)) {
+        throw new MlrtError('INVALID_ARGUMENT', `encodeBatch: texts[${i}]: either every text is a [text, pair] array or none is`);
+      }
+      a.push(textArg(pairs ? t[0] : t, `encodeBatch: texts[${i}]`));
+      if (pairs) b.push(textArg(t[1], `encodeBatch: texts[${i}][1]`));
+      bound += utf8Bound(a[i]) + (pairs ? utf8Bound(b[i]) : 0);
+    }
+    const n = texts.length, p = this.#p;
+    const base = this.#scratch(bound + 8 * n * (pairs ? 2 : 1) + 8);
+    const err = base, opt = base + 324, out = base + 336, ends = base + 368, pairEnds = ends + 4 * n;
+    const textAt = ends + 4 * n * (pairs ? 2 : 1);
+    this.#options(opt, options, 'encodeBatch');
+    let at = textAt;
+    for (let i = 0; i < n; i++) { at += p.put(a[i], at); p.u32[(ends >> 2) + i] = at - textAt; }
+    const pairAt = at;
+    for (let i = 0; pairs && i < n; i++) { at += p.put(b[i], at); p.u32[(pairEnds >> 2) + i] = at - pairAt; }
+    if (p.x.mlrt_tokenizer_encode_batch(this.#h.tok, textAt, ends, pairs ? pairAt : 0, pairs ? pairEnds : 0, n, opt, out, err) !== 0) {
+      throw p.error(err, 'encodeBatch');
+    }
+    const u32 = p.u32, o = out >> 2;
+    const rows = u32[o], width = u32[o + 1], ids = u32[o + 2], types = u32[o + 3], mask = u32[o + 4], lengths = u32[o + 5];
+    const allIds = p.i32.slice(ids >> 2, (ids >> 2) + rows * width);
+    const allTypes = p.i32.slice(types >> 2, (types >> 2) + rows * width);
+    const allMask = p.u8.slice(mask, mask + rows * width);
+    const lens = p.u32.slice(lengths >> 2, (lengths >> 2) + rows);
+    const result = new Array(rows);
+    for (let r = 0; r < rows; r++) {
+      const s = r * width, e = s + lens[r];
+      result[r] = { ids: allIds.subarray(s, e), typeIds: allTypes.subarray(s, e), attentionMask: allMask.subarray(s, e) };
+    }
+    return result;
+  }
+
+  /** ids -> text, as the WordPiece decoder gives it; options.skipSpecialTokens leaves out [CLS], [SEP], .... */
+  decode(ids, options = {}) {
+    this.#live('decode');
+    if (!(ids instanceof Int32Array || Array.isArray(ids) || ids instanceof Uint32Array)) {
+      throw new MlrtError('INVALID_ARGUMENT', 'decode: ids must be an Int32Array or an array of integers');
+    }
+    const p = this.#p, base = this.#scratch(ids.length * 4), err = base, data = base + 368;
+    const i32 = p.i32;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new MlrtError('INVALID_ARGUMENT', `decode: ids[${i}] = ${id} is not a token id`);
+      i32[(data >> 2) + i] = id;
+    }
+    const s = p.x.mlrt_tokenizer_decode(this.#h.tok, data, ids.length, options?.skipSpecialTokens ? 1 : 0, base + 336, err);
+    if (!s) throw p.error(err, 'decode');
+    try { return p.string(s, p.u32[(base + 336) >> 2]); } finally { p.x.mlrt_string_free(s); }
+  }
+
+  /** The text after the normalizer alone (BertNormalizer), as a string. */
+  normalize(text) {
+    this.#live('normalize');
+    text = textArg(text, 'normalize');
+    const p = this.#p, base = this.#scratch(utf8Bound(text)), err = base, data = base + 368;
+    const len = p.put(text, data);
+    const s = p.x.mlrt_tokenizer_normalize(this.#h.tok, data, len, base + 336, err);
+    if (!s) throw p.error(err, 'normalize');
+    try { return p.string(s, p.u32[(base + 336) >> 2]); } finally { p.x.mlrt_string_free(s); }
+  }
+
+  /** The token of an id (vocabulary or added token), or null. */
+  idToToken(id) {
+    this.#live('idToToken');
+    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) return null;
+    const s = this.#p.x.mlrt_tokenizer_token(this.#h.tok, id);
+    return s ? this.#p.string(s) : null;
+  }
+
+  /** Returns the tokenizer's memory to the wasm heap. Safe to call twice. */
+  dispose() {
+    if (!this.#h.tok) return;
+    tokenizers?.unregister(this.#h);
+    releaseTokenizer(this.#p, this.#h);
+  }
+
+  get disposed() { return !this.#h.tok; }
+}
+// ---- end of text ----

@@ -5,6 +5,8 @@
  *                              array (flat, or of rows); prints the outputs as JSON
  *   mlrt labels FILE INPUT     the same inputs; prints one label per row as a JSON array (a
  *                              classifier's stored class label, KMeans' nearest centroid)
+ *   mlrt tokenize TOK TEXT     TOK: a tokenizer.json, a vocab.txt or a model folder; prints
+ *   mlrt tokenize TOK --input FILE     {"ids":[...],"tokens":[...]} per text (FILE: one per line)
  * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
 #include "../codecs/codecs.h"
 #include <stdio.h>
@@ -149,11 +151,87 @@ static int cmd_inspect(const char *path) {
     return 0;
 }
 
+/* ---- text: tokenize (issue 20) ---- */
+
+/* A file of the folder dir (or NULL when it cannot be read), quietly. */
+static uint8_t *read_in(const char *dir, const char *name, size_t *len) {
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fclose(f);
+    return read_file(path, len);
+}
+
+static int tokenize_line(mlrt_tokenizer *t, const char *s, size_t n) {
+    mlrt_encoding enc;
+    mlrt_error e;
+    if (mlrt_tokenizer_encode(t, s, n, NULL, 0, NULL, &enc, &e)) return fail(&e);
+    mlrt__buf b = {0};
+    mlrt__buf_puts(&b, "{\"ids\":[");
+    for (size_t i = 0; i < enc.n; i++) mlrt__buf_printf(&b, i ? ",%d" : "%d", (int)enc.ids[i]);
+    mlrt__buf_puts(&b, "],\"tokens\":[");
+    for (size_t i = 0; i < enc.n; i++) {
+        const char *tok = mlrt_tokenizer_token(t, enc.ids[i]);
+        if (i) mlrt__buf_puts(&b, ",");
+        mlrt__buf_json_string(&b, tok, strlen(tok));
+    }
+    mlrt__buf_puts(&b, "]}");
+    if (b.oom) { fprintf(stderr, "mlrt: out of memory\n"); free(b.data); return 1; }
+    puts(b.data);
+    free(b.data);
+    return 0;
+}
+
+static int cmd_tokenize(const char *tok_path, const char *text, const char *input) {
+    mlrt_file files[2] = {{"tokenizer.json", NULL, 0}, {"tokenizer_config.json", NULL, 0}};
+    uint8_t *bytes[2] = {NULL, NULL};
+    size_t nf = 1, lens[2] = {0, 0};
+    if ((bytes[0] = read_in(tok_path, "tokenizer.json", &lens[0]))) {
+    } else if ((bytes[0] = read_in(tok_path, "vocab.txt", &lens[0]))) {
+        files[0].name = "vocab.txt";
+        if ((bytes[1] = read_in(tok_path, "tokenizer_config.json", &lens[1]))) nf = 2;
+    } else if ((bytes[0] = read_file(tok_path, &lens[0]))) {
+        size_t i = 0;
+        while (i < lens[0] && strchr(" \t\r\n", bytes[0][i])) i++;
+        if (i == lens[0] || bytes[0][i] != '{') files[0].name = "vocab.txt";
+    } else {
+        return 1;
+    }
+    for (size_t k = 0; k < 2; k++) files[k].bytes = bytes[k], files[k].len = lens[k];
+    mlrt_error e;
+    mlrt_tokenizer *t = mlrt_tokenizer_load(files, nf, &e);
+    free(bytes[0]);
+    free(bytes[1]);
+    if (!t) return fail(&e);
+    int rc = 0;
+    if (text) {
+        rc = tokenize_line(t, text, strlen(text));
+    } else {
+        size_t len;
+        uint8_t *all = read_file(input, &len);
+        if (!all) rc = 1;
+        for (size_t at = 0; all && at < len && !rc;) {
+            const uint8_t *nl = memchr(all + at, '\n', len - at);
+            size_t end = nl ? (size_t)(nl - all) : len, n = end - at;
+            if (n && all[at + n - 1] == '\r') n--;
+            rc = tokenize_line(t, (const char *)all + at, n);
+            at = end + 1;
+        }
+        free(all);
+    }
+    mlrt_tokenizer_free(t);
+    return rc;
+}
+/* ---- end of text ---- */
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "inspect") == 0) return cmd_inspect(argv[2]);
     if (argc == 4 && strcmp(argv[1], "predict") == 0) return cmd_predict(argv[2], argv[3], false);
     if (argc == 4 && strcmp(argv[1], "labels") == 0) return cmd_predict(argv[2], argv[3], true);
+    if (argc == 4 && strcmp(argv[1], "tokenize") == 0 && strcmp(argv[3], "--input") != 0) return cmd_tokenize(argv[2], argv[3], NULL);
+    if (argc == 5 && strcmp(argv[1], "tokenize") == 0 && strcmp(argv[3], "--input") == 0) return cmd_tokenize(argv[2], NULL, argv[4]);
     fprintf(stderr, "usage: mlrt inspect FILE\n       mlrt predict FILE INPUT   (INPUT: raw f32 LE or a JSON array)\n"
-                    "       mlrt labels FILE INPUT\n");
+                    "       mlrt labels FILE INPUT\n       mlrt tokenize TOKENIZER TEXT | --input FILE\n");
     return 2;
 }

@@ -22,6 +22,30 @@
 #define MLRT__SMALL __attribute__((minsize))
 #else
 #define MLRT__SMALL
+/* ---- Unicode properties for the tokenizer (base/unicode.c; tables: base/unicode_tables.c) ----
+ * Each at the version Hugging Face's Rust `tokenizers` uses: categories at 8.0.0, canonical
+ * decomposition and combining classes at 9.0.0, lowercase at 17.0.0 (tools/unicode/gen.mjs). */
+#define MLRT__UNI_NFD_MAX 4                             /* characters of the longest full decomposition */
+bool mlrt__uni_is_other8(uint32_t cp);                  /* Cc, Cf or Co (8.0) */
+bool mlrt__uni_is_white_space(uint32_t cp);             /* White_Space, as Rust's char::is_whitespace */
+bool mlrt__uni_is_mn8(uint32_t cp);                     /* Mn (8.0) */
+bool mlrt__uni_is_punct8(uint32_t cp);                  /* Pc Pd Ps Pe Pi Pf Po (8.0); not ASCII symbols */
+/* What strip_accents does with a character of an NFD: deletes it (Mn in 8.0: MLRT__UNI_STRIP, or
+ * MLRT__UNI_STRIP_ENDS_RUN when its combining class is 0, which ends a run of reordered marks), or
+ * keeps it: its canonical combining class (9.0), 0..254. */
+#define MLRT__UNI_STRIP (-1)
+#define MLRT__UNI_STRIP_ENDS_RUN (-2)
+int mlrt__uni_strip_class(uint32_t cp);
+/* cp's full canonical decomposition (9.0; Hangul syllables too) into out, not yet reordered;
+ * returns how many (1 and cp itself when it has none). */
+size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
+/* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
+ * returns the first (the caller appends U+0307). */
+uint32_t mlrt__uni_lower(uint32_t cp);
+/* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
+uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
+size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
+
 #endif
 
 /* ---- errors ---- */
@@ -30,6 +54,8 @@
  * zero-padded width ("%04x"). */
 mlrt_status mlrt__fail(mlrt_error *err, mlrt_status code, const char *fmt, ...);
 int mlrt__vformat(char *buf, size_t cap, const char *fmt, va_list ap);
+/* mlrt__fail with the message after "where: " (a file's name: "vocab.txt"). */
+mlrt_status mlrt__fail_in(mlrt_error *err, mlrt_status code, const char *where, const char *fmt, ...);
 /* Like mlrt__fail's formatting into buf [cap]; returns the length written (cut to fit). */
 int mlrt__format_to(char *buf, size_t cap, const char *fmt, ...);
 
@@ -60,6 +86,7 @@ static inline uint64_t mlrt__rd_u64(const uint8_t *p) {
 
 /* ---- UTF-8 ---- */
 bool mlrt__utf8_valid(const uint8_t *s, size_t n);
+size_t mlrt__utf8_invalid_at(const uint8_t *s, size_t n); /* the first invalid byte's offset, n when none */
 /* ---- element types (base/dtype.c) ---- */
 bool mlrt__dtype_from_name(const char *s, size_t n, mlrt_dtype *out); /* SafeTensors names: BOOL..U64, F4..C64 */
 /* Bytes that count elements of dtype take (block-quantized: whole blocks); false on overflow. */
@@ -74,5 +101,38 @@ float mlrt__to_f32(const uint8_t *p, mlrt_dtype dtype);
 void mlrt__to_f32_n(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n);
 /* True when none of v [n] is inf or NaN. */
 bool mlrt__all_finite(const float *v, size_t n);
+
+/* ---- Unicode properties for the tokenizer (base/unicode.c; tables: base/unicode_tables.c) ----
+ * Each at the version Hugging Face's Rust `tokenizers` uses: categories at 8.0.0, canonical
+ * decomposition and combining classes at 9.0.0, lowercase at 17.0.0 (tools/unicode/gen.mjs). */
+#define MLRT__UNI_NFD_MAX 4                             /* characters of the longest full decomposition */
+bool mlrt__uni_is_other8(uint32_t cp);                  /* Cc, Cf or Co (8.0) */
+bool mlrt__uni_is_white_space(uint32_t cp);             /* White_Space, as Rust's char::is_whitespace */
+bool mlrt__uni_is_mn8(uint32_t cp);                     /* Mn (8.0) */
+bool mlrt__uni_is_punct8(uint32_t cp);                  /* Pc Pd Ps Pe Pi Pf Po (8.0); not ASCII symbols */
+/* What strip_accents does with a character of an NFD: deletes it (Mn in 8.0: MLRT__UNI_STRIP, or
+ * MLRT__UNI_STRIP_ENDS_RUN when its combining class is 0, which ends a run of reordered marks), or
+ * keeps it: its canonical combining class (9.0), 0..254. */
+#define MLRT__UNI_STRIP (-1)
+#define MLRT__UNI_STRIP_ENDS_RUN (-2)
+int mlrt__uni_strip_class(uint32_t cp);
+/* cp's full canonical decomposition (9.0; Hangul syllables too) into out, not yet reordered;
+ * returns how many (1 and cp itself when it has none). */
+size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
+/* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
+ * returns the first (the caller appends U+0307). */
+uint32_t mlrt__uni_lower(uint32_t cp);
+/* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
+uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
+size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
+
+/* ---- a growable array (base/buf.c) ---- */
+/* A growable array of elements of one size (bytes, ids, ...): false, and nothing changed, when
+ * n more would overflow or not be allocated. */
+typedef struct mlrt__vec {
+    void *p;                        /* [cap] elements */
+    size_t len, cap;
+} mlrt__vec;
+bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
 
 #endif

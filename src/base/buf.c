@@ -54,3 +54,17 @@ void mlrt__buf_json_string(mlrt__buf *b, const char *s, size_t n) {
 }
 
 void mlrt_string_free(char *s) { free(s); }
+
+bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem) {
+    if (v->cap - v->len >= more) return true;
+    size_t need, cap = v->cap ? v->cap : 64, bytes;
+    if (__builtin_add_overflow(v->len, more, &need)) return false;
+    while (cap < need)
+        if (__builtin_mul_overflow(cap, 2, &cap)) return false;
+    if (__builtin_mul_overflow(cap, elem, &bytes)) return false;
+    void *p = realloc(v->p, bytes);
+    if (!p) return false;
+    v->p = p;
+    v->cap = cap;
+    return true;
+}

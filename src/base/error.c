@@ -143,6 +143,18 @@ mlrt_status mlrt__fail(mlrt_error *err, mlrt_status code, const char *fmt, ...) 
     return code;
 }
 
+mlrt_status mlrt__fail_in(mlrt_error *err, mlrt_status code, const char *where, const char *fmt, ...) {
+    if (err) {
+        int n = mlrt__format_to(err->message, sizeof err->message, "%s: ", where);
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        mlrt__vformat(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
 int mlrt__format_to(char *buf, size_t cap, const char *fmt, ...) {
     if (!cap) return 0;
     va_list ap;

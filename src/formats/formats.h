@@ -62,4 +62,11 @@ mlrt_status mlrt__read_apr_kmeans(const uint8_t *raw, size_t n, mlrt__desc *d, m
 /* NgramLm: validates the payload and describes it as JSON members ("\"ngram\":{...}"), malloc'd. */
 mlrt_status mlrt__apr_ngram_describe(const uint8_t *raw, size_t n, char **json, mlrt_error *err);
 
+/* ---- text: tokenizer files (formats/tokenizer_json.c, formats/vocab_txt.c) ---- */
+/* Fill *d (zeroed first) from the whole file; on failure d is freed. */
+mlrt_status mlrt__read_tokenizer_json(const uint8_t *b, size_t n, mlrt__tok_desc *d, mlrt_error *err);
+/* config: tokenizer_config.json's bytes, or NULL. */
+mlrt_status mlrt__read_vocab_txt(const uint8_t *vocab, size_t n, const uint8_t *config, size_t config_len,
+                                 mlrt__tok_desc *d, mlrt_error *err);
+
 #endif

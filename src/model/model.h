@@ -93,4 +93,53 @@ mlrt_model *mlrt__build_kmeans(mlrt__desc *d, mlrt_error *err);        /* model/
 mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *l, mlrt_error *err);
 void mlrt__dense_release(mlrt__dense *l);                               /* what mlrt__dense_pack allocated */
 
+
+/* ---- text: the tokenizer engine (model/tokenizer.c, tokenizer_text.c, tokenizer_info.c) ---- */
+/* Builds the runnable tokenizer from d, taking what it owns (d is left empty, built or not). */
+mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err);
+
+struct mlrt_tokenizer {
+    mlrt__tok_desc d;               /* the description it was built from (owned) */
+    uint32_t *slots;                /* [mask + 1] the vocabulary's hash table: id + 1, 0 empty (open addressing) */
+    uint32_t mask;
+    uint32_t prefix_hash;           /* the hash state after continuing_subword_prefix */
+    uint32_t max_token_bytes;       /* the longest vocabulary token */
+    uint8_t added_first[256];       /* 1 when some added token starts with this byte */
+    uint32_t *added_order;          /* [n_added] indices of the added tokens, longest first */
+    /* scratch, reused by every call */
+    mlrt__vec norm;                 /* bytes: one normalized piece of text */
+    mlrt__vec run;                  /* uint32_t: a run of combining characters waiting to be reordered */
+    mlrt__vec run_tmp;              /* uint32_t: the counting sort's copy of a long run */
+    mlrt__vec states;               /* uint32_t [2]: WordPiece's (end, hash) per character boundary */
+    mlrt__vec seq[2];               /* int32_t: the ids of sequences A and B */
+    mlrt__vec ids, type_ids, mask_; /* int32_t, int32_t, uint8_t: the last encoding (or batch) */
+    mlrt__vec lengths;              /* uint32_t: a batch's row lengths */
+    mlrt__vec row_at;               /* size_t: where each row of a batch starts before padding */
+    /* Rust's tokenize_with_limit (an early exit that truncation's pair arithmetic sees): while a
+     * sequence is encoded under truncation, its words stop once `limit` tokens are reached */
+    size_t limit;                   /* max_length, or 0: no limit */
+    bool limit_left;                /* truncating left: the words are cut from the front afterwards */
+    bool stop;                      /* set when the limit is reached (truncating right) */
+    size_t seq_start;               /* where the sequence's ids start in its vec */
+    mlrt__vec splits;               /* uint32_t: truncating left, each split's end << 1 | (1: a word) */
+    char *info_json;
+};
+
+/* Normalizes text [n] (valid UTF-8) as the tokenizer's normalizer does, appended to t->norm
+ * (model/tokenizer_text.c). False when out of memory. */
+bool mlrt__tok_normalize(mlrt_tokenizer *t, const uint8_t *text, size_t n);
+/* Pre-tokenizes and WordPiece-encodes s [n] (normalized text), appending ids to out. */
+bool mlrt__tok_words(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt__vec *out);
+/* The vocabulary id of prefix (if with_prefix) + s [n] whose FNV-1a state is h, or -1 (model/tokenizer_text.c). */
+long mlrt__tok_lookup(const mlrt_tokenizer *t, bool with_prefix, const uint8_t *s, size_t n, uint32_t h);
+/* A split (a word, or an added token: word false) of the sequence being encoded ended at out->len
+ * (model/tokenizer_text.c). False when out of memory. */
+bool mlrt__tok_split(mlrt_tokenizer *t, const mlrt__vec *out, bool word);
+/* The description as info JSON, malloc'd, or NULL when out of memory (model/tokenizer_info.c). */
+char *mlrt__tok_info(const mlrt_tokenizer *t);
+#define MLRT__FNV_INIT 2166136261u
+#define MLRT__FNV_STEP(h, byte) (((h) ^ (uint8_t)(byte)) * 16777619u)
+/* The slot of hash h in the vocabulary's table of mask + 1 slots. */
+static inline uint32_t mlrt__tok_slot(uint32_t h, uint32_t mask) { return (h ^ h >> 15) * 0x2c1b3c6du >> 7 & mask; }
+
 #endif

@@ -6,7 +6,8 @@
 #     files of each model type, compression and flag, .apr v2 files, MessagePack values),
 #   - the trained models in build/models/ (libFuzzer reads only their first -max_len bytes:
 #     the headers), and for fuzz_json the JSON headers of the trained SafeTensors files,
-#   - any files committed under tests/fuzz/seeds/NAME/.
+#   - any files committed under tests/fuzz/seeds/NAME/ (fuzz_tokenizer: its first byte says text
+#     (even) or tokenizer.json (odd)).
 # Exits non-zero if any fuzzer crashed, tripped a sanitizer or an oracle, timed out, ran out of
 # memory or leaked, printing the fuzzer and the reproducer (rerun: build/fuzz/NAME FILE).
 #
@@ -21,7 +22,7 @@ SECS=${1:-60}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 # FUZZERS="..." in the environment runs another list (other targets get their committed seeds only)
-FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack fuzz_onnx}
+FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack fuzz_onnx fuzz_tokenizer}
 MODELS=build/models
 CC=${CC:-cc}
 
@@ -46,6 +47,11 @@ for name in $FUZZERS; do
         fuzz_bintensors) models="mnist-mlp.bintensors"; dict=tests/fuzz/bintensors.dict ;;
         fuzz_json) models=""; dict=tests/fuzz/json.dict ;;
         fuzz_onnx) models=""; dict=tests/fuzz/onnx.dict; cp tests/onnx/zoo/*.onnx "$corpus"/ ;;
+        # text against bert-base-uncased's vocabulary (the fuzzer reads it; written here from the npm
+        # package tools/text/bert-vocab.mjs reads), and mutated tokenizer.json (seeds committed)
+        fuzz_tokenizer) models=""; dict=tests/fuzz/json.dict
+            ${NODE:-node} -e "import('./tools/text/bert-vocab.mjs').then((m) => require('fs').writeFileSync('build/fuzz/bert-uncased.tokenizer.json', JSON.stringify(m.bertTokenizerJson(m.bertUncasedVocab()))))" \
+                || echo "run.sh: note: no bert-uncased.tokenizer.json (node failed): fuzz_tokenizer uses its small vocabulary" ;;
         *) models=""; dict="" ;;
     esac
     build/fuzz/make_seeds "$name" "$corpus" "$MODELS/mnist-mlp.safetensors" "$MODELS/mnist-mlp.aprender.safetensors" || exit 2
