@@ -14,15 +14,16 @@ CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs
           src/codecs/protobuf.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c src/formats/recognize.c \
           src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
-          src/formats/onnx.c
+          src/formats/onnx.c src/formats/onnx_import.c
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
-          src/kernels/tensor_ops.c
-MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
-          src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c
+          src/kernels/tensor_ops.c src/kernels/act.c src/kernels/norm.c
+MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_plan.c \
+          src/model/graph_run.c src/model/graph_ops.c src/model/graph_op_dense.c src/model/graph_op_conv.c \
+          src/model/graph_op_elem.c src/model/graph_op_layernorm.c src/model/graph_op_shape.c
 IR      = src/ir/desc.c
 CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
 HDRS = src/mlrt.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
-       src/model/graph.h src/model/graph_build.h src/kernels/simd.h
+       src/model/graph.h src/kernels/simd.h
 
 WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
 comma := ,
@@ -103,7 +104,8 @@ build/wasm-relaxed/%.o: src/%.c $(HDRS)
 WASM_SMALL = base/error base/buf base/utf8 ir/desc formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin formats/recognize \
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
-             model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
+             formats/onnx_import model/graph model/graph_plan model/graph_run model/graph_ops model/graph_op_dense \
+             model/graph_op_conv model/graph_op_elem model/graph_op_layernorm model/graph_op_shape kernels/tensor_ops \
              codecs/lz4
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-threads/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off

@@ -395,7 +395,6 @@ test('malformed: graph structure', () => {
   refuse(tiny({ outputs: [valueInfo('missing', ['batch', 3])] }), 'BAD_HEADER', /graph output 'missing' is not defined/, 'an undefined output');
   refuse(tiny({ nodes: [node('Gemm', ['input', 'W', 'b'], ['h'], { transB: 1 }), node('Swish', ['h'], ['output'])] }),
     'UNSUPPORTED', /node 1 \(Swish ''\): op Swish \(opset 13\) is not one mlrt runs/, 'an unknown op');
-  refuse(tiny({ inputs: [valueInfo('input', ['batch', 4]), valueInfo('other', [1])] }), 'UNSUPPORTED', /2 inputs/, 'two inputs');
   refuse(tiny({ inputs: [valueInfo('input', ['batch', 'width'])] }), 'UNSUPPORTED', /dim 1 is symbolic/, 'a symbolic feature dim');
   refuse(tiny({ opset: 6 }), 'UNSUPPORTED_VERSION', /opset 6; mlrt runs opsets 7 to 21/, 'opset 6');
   refuse(tiny({ opset: 22 }), 'UNSUPPORTED_VERSION', /opset 22/, 'opset 22');
