@@ -28,7 +28,7 @@
 #define LOG2E 1.4426950408889634
 
 /* e^a in double, for the functions below: 0 under -708, +inf over 709, NaN for NaN. */
-static double exp_d(double a) {
+__attribute__((noinline)) static double exp_d(double a) {
     if (a != a) return a;
     if (a > 709.0) return INFINITY;
     if (a < -708.0) return 0.0;
@@ -53,7 +53,7 @@ static double exp_d(double a) {
     return p * scale;
 }
 
-float mlrt__expf(float x) {
+__attribute__((noinline)) float mlrt__expf(float x) {
     if (x > 88.8f) return INFINITY;
     return (float)exp_d((double)x);
 }
@@ -101,7 +101,7 @@ static double erf_small(double t) { /* |t| < 1 */
     return t * p;
 }
 
-static double erfc_large(double t) { /* t >= 1 */
+__attribute__((noinline)) static double erfc_large(double t) { /* t >= 1 */
     if (t >= 27.0) return 0.0;
     double v = 1.0 / t;
     double f = t < 3.0 ? chebyshev(ERFC_LO, 13, (v - 2.0 / 3.0) * 3.0) : chebyshev(ERFC_HI, 12, (v - 5.0 / 27.0) * 6.75);
@@ -114,7 +114,7 @@ static double erfc_d(double x) {
     return 2.0 - erfc_large(-x); /* (NaN: here, and NaN) */
 }
 
-float mlrt__erff(float x) {
+__attribute__((noinline)) float mlrt__erff(float x) {
     double t = x;
     if (t > -1.0 && t < 1.0) return (float)erf_small(t);
     if (x != x) return x;
@@ -124,13 +124,13 @@ float mlrt__erff(float x) {
 
 /* ------------------------------------------------------------------ GELU */
 
-float mlrt__gelu(float x) {
+__attribute__((noinline)) float mlrt__gelu(float x) {
     if (x < -30.0f) return -0.0f; /* x Phi(x) underflows; -inf too */
     double t = x;
     return (float)(0.5 * t * erfc_d(-t * 0.7071067811865476));
 }
 
-float mlrt__gelu_tanh(float x) {
+__attribute__((noinline)) float mlrt__gelu_tanh(float x) {
     if (x < -30.0f) return -0.0f;
     double t = x, u = 0.7978845608028654 * (t + 0.044715 * (t * t * t));
     return (float)(t / (1.0 + exp_d(-2.0 * u)));

@@ -5,25 +5,21 @@
 #include <math.h>
 #include <string.h>
 
-/* The broadcast walk shared by the float and int64 versions: y's index, a broadcast axis has stride 0. */
-#define BINARY_BODY(T, APPLY)                                                                                          \
-    size_t n = 1, na = 1, nb = 1;                                                                                      \
-    for (uint32_t d = 0; d < r; d++) n *= (size_t)yd[d], na *= (size_t)ad[d], nb *= (size_t)bd[d];                     \
-    if (na == n && nb == n) { /* same shapes */                                                                        \
-        for (size_t i = 0; i < n; i++) y[i] = APPLY(a[i], b[i]);                                                       \
-        return;                                                                                                        \
-    }                                                                                                                  \
-    if (na == n && nb == 1) { for (size_t i = 0; i < n; i++) y[i] = APPLY(a[i], b[0]); return; }                     \
-    if (nb == n && na == 1) { for (size_t i = 0; i < n; i++) y[i] = APPLY(a[0], b[i]); return; }                     \
-    if (r == 0) { y[0] = APPLY(a[0], b[0]); return; }                                                                  \
+/* y's index walked over its leading axes, the last one innermost; a broadcast axis has stride 0.
+ * STEP(i, oa, ob, n, sa, sb): y[i + j] = a[oa + j sa] op b[ob + j sb] for j < n. */
+#define BROADCAST_WALK(STEP)                                                                                           \
+    size_t n = 1;                                                                                                      \
+    for (uint32_t d = 0; d < r; d++) n *= (size_t)yd[d];                                                               \
+    if (r == 0) { STEP(0, 0, 0, 1, 0, 0); return; }                                                                    \
     size_t sa[MLRT__MAX_RANK], sb[MLRT__MAX_RANK], idx[MLRT__MAX_RANK] = {0}, pa = 1, pb = 1;                          \
     for (uint32_t d = r; d-- > 0;) {                                                                                   \
         sa[d] = ad[d] == 1 ? 0 : pa, sb[d] = bd[d] == 1 ? 0 : pb;                                                      \
         pa *= (size_t)ad[d], pb *= (size_t)bd[d];                                                                      \
     }                                                                                                                  \
     size_t last = (size_t)yd[r - 1], oa = 0, ob = 0;                                                                   \
+    if (pa == n && pb == n) last = n, r = 1, sa[0] = sb[0] = 1; /* same shapes: one row */                  \
     for (size_t i = 0; i < n; i += last) {                                                                             \
-        for (size_t j = 0; j < last; j++) y[i + j] = APPLY(a[oa + j * sa[r - 1]], b[ob + j * sb[r - 1]]);            \
+        STEP(i, oa, ob, last, sa[r - 1], sb[r - 1]);                                                                   \
         for (uint32_t d = r - 1; d-- > 0;) { /* next index over the leading axes */                                    \
             idx[d]++, oa += sa[d], ob += sb[d];                                                                        \
             if (idx[d] < (size_t)yd[d]) break;                                                                         \
@@ -31,29 +27,30 @@
         }                                                                                                              \
     }
 
-#define ADD(x, z) ((x) + (z))
-#define SUB(x, z) ((x) - (z))
-#define MUL(x, z) ((x) * (z))
-#define DIV(x, z) ((x) / (z))
-#define IDIV(x, z) ((z) ? (x) / (z) : 0)
-
-/* One loop per operation: hot. */
-#define BINARY_SWITCH(T, DIVIDE)                                                                                       \
-    switch (k) {                                                                                                       \
-    case MLRT__BIN_ADD: { BINARY_BODY(T, ADD) break; }                                                                 \
-    case MLRT__BIN_SUB: { BINARY_BODY(T, SUB) break; }                                                                 \
-    case MLRT__BIN_MUL: { BINARY_BODY(T, MUL) break; }                                                                 \
-    case MLRT__BIN_DIV: { BINARY_BODY(T, DIVIDE) break; }                                                              \
+/* one row: a loop per operation (hot) */
+static void float_row(mlrt__bin_kind k, const float *a, size_t sa, const float *b, size_t sb, float *y, size_t n) {
+    switch (k) {
+    case MLRT__BIN_ADD: for (size_t j = 0; j < n; j++) y[j] = a[j * sa] + b[j * sb]; break;
+    case MLRT__BIN_SUB: for (size_t j = 0; j < n; j++) y[j] = a[j * sa] - b[j * sb]; break;
+    case MLRT__BIN_MUL: for (size_t j = 0; j < n; j++) y[j] = a[j * sa] * b[j * sb]; break;
+    case MLRT__BIN_DIV: for (size_t j = 0; j < n; j++) y[j] = a[j * sa] / b[j * sb]; break;
     }
+}
 
 void mlrt__binary(mlrt__bin_kind k, const float *a, const int64_t *ad, const float *b, const int64_t *bd, float *y,
                   const int64_t *yd, uint32_t r) {
-    BINARY_SWITCH(float, DIV)
+#define FLOAT_STEP(i, oa, ob, m, sa, sb) float_row(k, a + (oa), sa, b + (ob), sb, y + (i), m)
+    BROADCAST_WALK(FLOAT_STEP)
 }
 
 MLRT__SMALL void mlrt__binary_i64(mlrt__bin_kind k, const int64_t *a, const int64_t *ad, const int64_t *b,
                                   const int64_t *bd, int64_t *y, const int64_t *yd, uint32_t r) {
-    BINARY_SWITCH(int64_t, IDIV)
+#define I64_STEP(i, oa, ob, m, sa, sb)                                                                                 \
+    for (size_t j = 0; j < (m); j++) {                                                                                 \
+        int64_t x = a[(oa) + j * (sa)], z = b[(ob) + j * (sb)];                                                        \
+        y[(i) + j] = k == MLRT__BIN_ADD ? x + z : k == MLRT__BIN_SUB ? x - z : k == MLRT__BIN_MUL ? x * z : z ? x / z : 0; \
+    }
+    BROADCAST_WALK(I64_STEP)
 }
 
 void mlrt__softmax(const float *x, float *y, size_t outer, size_t n, size_t inner, bool log) {
