@@ -18,18 +18,22 @@ FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintenso
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
           src/kernels/tensor_ops.c src/kernels/act.c src/kernels/norm.c
 MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_plan.c \
-          src/model/graph_run.c src/model/graph_ops.c src/model/graph_op_dense.c src/model/graph_op_conv.c \
-          src/model/graph_op_elem.c src/model/graph_op_layernorm.c src/model/graph_op_shape.c
+          src/model/graph_run.c src/model/graph_values.c src/model/graph_linear.c src/model/graph_ops.c \
+          src/model/graph_op_dense.c src/model/graph_op_conv.c src/model/graph_op_elem.c src/model/graph_op_layernorm.c \
+          src/model/graph_op_shape.c
 IR      = src/ir/desc.c
-CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c
-HDRS = src/mlrt.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
+CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) src/api/load.c src/api/host.c
+HDRS = src/mlrt.h src/api/api.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/kernels/simd.h
 
-WASM_API = build alloc free fork layer_slice error_code error_message status_name load dispose info predict predict_labels inspect layer_weights
+# The wasm exports: exactly mlrt.h's functions that the JavaScript module calls.
+WASM_API = mlrt_alloc mlrt_dealloc mlrt_build_flags mlrt_status_name mlrt_load_from_bytes_ex mlrt_free mlrt_model_info_json \
+           mlrt_predict_batch mlrt_predict_labels mlrt_model_fork mlrt_layer_slice mlrt_layer mlrt_layer_weights \
+           mlrt_inspect mlrt_string_free mlrt_run mlrt_output
 comma := ,
 empty :=
 space := $(empty) $(empty)
-WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_mlrt_wasm_%))
+WASM_EXPORTS = $(subst $(space),$(comma),$(WASM_API:%=_%))
 # Standalone wasm: no Emscripten JS glue, no filesystem, memory grows on demand.
 # Objects are compiled at -O3 and linked at -O1: at -O2 and above, Binaryen inlines every
 # single-caller function into one huge export, which V8 then optimises slowly and with
@@ -43,7 +47,7 @@ EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
 WASM_OPT ?= wasm-opt
 # (Features: only SIMD is enabled, for the SIMD build, so the pass cannot introduce new ones.)
 WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0
-WASM_SRC = $(CORE) src/api/wasm.c
+WASM_SRC = $(CORE)
 WARN = -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
 SAN_CFLAGS = $(WARN) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -94,7 +98,7 @@ build/wasm-threads/%.o: src/%.c $(HDRS)
 RELAXED_OPT = -O3
 RELAXED_CFLAGS = --target=wasm32-wasi -std=c11 -ffp-contract=off -msimd128 -mrelaxed-simd -mllvm -pre-RA-sched=source
 RELAXED_LINK = --target=wasm32-wasi -mexec-model=reactor -Wl,--strip-all -Wl,-z,stack-size=65536 \
-               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=mlrt_wasm_%)
+               -Wl,--initial-memory=1048576 $(WASM_API:%=-Wl,--export=%)
 build/wasm-relaxed/%.o: src/%.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CLANG19) $(RELAXED_OPT) $(RELAXED_CFLAGS) -c $< -o $@
@@ -102,9 +106,10 @@ build/wasm-relaxed/%.o: src/%.c $(HDRS)
 # Parsing and validation run once per file: built for size, which keeps mlrt.wasm under 100 KB
 # (the kernels, weight packing and the decompressors stay at -O3).
 WASM_SMALL = base/error base/buf base/utf8 ir/desc formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin formats/recognize \
-             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/wasm kernels/quant_pack \
+             api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/host kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
-             formats/onnx_import model/graph model/graph_plan model/graph_run model/graph_ops model/graph_op_dense \
+             formats/onnx_import model/graph model/graph_plan model/graph_run model/graph_values model/graph_linear \
+             model/graph_ops model/graph_op_dense \
              model/graph_op_conv model/graph_op_elem model/graph_op_layernorm model/graph_op_shape kernels/tensor_ops \
              codecs/lz4
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
@@ -115,6 +120,12 @@ wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
 	@mkdir -p wasm
 	$(EMCC) $(EMLINK) -msimd128 $^ -o $@
 	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd $@ -o $@
+
+# mlrt.wasm again, keeping its function names: what bench/size.mjs attributes to files and layers.
+build/size/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
+	@mkdir -p $(dir $@)
+	$(EMCC) $(EMLINK) --profiling-funcs -msimd128 $^ -o $@
+	$(WASM_OPT) $(WASM_OPT_FLAGS) --debuginfo --enable-simd $@ -o $@
 
 wasm/mlrt-scalar.wasm: $(WASM_SRC:src/%.c=build/wasm-scalar/%.o)
 	@mkdir -p wasm
@@ -129,7 +140,7 @@ wasm/mlrt-threads.wasm: $(WASM_SRC:src/%.c=build/wasm-threads/%.o)
 	@mkdir -p wasm
 	$(WASM_LD14) -o $@ $^ -L$(EM_LIBDIR) -lc-mt -lemmalloc-mt -lcompiler_rt-mt --shared-memory --import-memory \
 	  --initial-memory=1048576 --max-memory=2147483648 --no-entry -z stack-size=65536 --global-base=1024 \
-	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=mlrt_wasm_%) --export=stackSave --export=stackRestore \
+	  --strip-debug -mllvm -disable-lsr $(WASM_API:%=--export=%) --export=stackSave --export=stackRestore \
 	  --export=__wasm_init_tls --export=__tls_size --export=__tls_align --export=__wasm_call_ctors
 	$(WASM_OPT) $(WASM_OPT_FLAGS) --enable-simd --enable-threads --enable-bulk-memory $@ -o $@
 
@@ -156,9 +167,14 @@ build/libmlrt.a: $(CORE:src/%.c=build/obj/%.o)
 build/mlrt: src/api/cli.c build/libmlrt.a
 	$(CC) $(NATIVE_CFLAGS) $^ -lm -o $@
 
-build/test_c: tests/c/test_main.c tests/c/test_apr.c tests/c/test_quant.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_onnx.c tests/c/harness.h $(CORE) $(HDRS)
+# The C tests, a file per layer or format, on one small harness (tests/c/harness.h) and the builders of
+# their inputs (tests/c/builders.h).
+TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
+         tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
+         tests/c/test_model.c tests/c/test_onnx.c
+build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_main.c $(CORE) -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@
 
 build/train: tools/train.c
 	@mkdir -p build
@@ -190,23 +206,21 @@ fuzz-run: $(FUZZERS) $(MODELS)
 
 # ---- decompression (src/codecs/decompress.h): CRC-32, LZ4 block, Zstandard frame ----
 PYTHON3 ?= /usr/bin/python3
-DECOMP = src/codecs/crc32.c src/codecs/lz4.c src/codecs/zstd.c
-DECOMP_DEPS = $(DECOMP) $(BASE) $(HDRS)
 
 # test vectors: made at test time by python3-lz4 / python3-zstandard / the zstd CLI, never committed
-build/decompress/manifest.txt: tests/decompress/gen.py
-	$(PYTHON3) tests/decompress/gen.py build/decompress
+build/decompress/manifest.txt: tests/gen/decompress.py
+	$(PYTHON3) tests/gen/decompress.py build/decompress
 
-build/test_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+build/test_decompress: tests/c/test_decompress.c tests/c/harness.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(SAN_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
+	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c tests/c/test_decompress.c tests/c/harness.c $(CORE) -lm -o $@
 
 test-decompress: build/test_decompress build/decompress/manifest.txt
 	build/test_decompress build/decompress
 
-build/bench_decompress: tests/c/test_decompress.c $(DECOMP_DEPS)
+build/bench_decompress: tests/c/test_decompress.c tests/c/harness.c tests/c/harness.h $(CORE) $(HDRS)
 	@mkdir -p build
-	$(CC) $(NATIVE_CFLAGS) -Isrc tests/c/test_decompress.c $(DECOMP) $(BASE) -lm -o $@
+	$(CC) $(NATIVE_CFLAGS) -Isrc -Itests/c tests/c/test_decompress.c tests/c/harness.c $(CORE) -lm -o $@
 
 bench-decompress: build/bench_decompress build/decompress/manifest.txt
 	build/bench_decompress --bench build/decompress
@@ -243,8 +257,8 @@ test-c: build/test_c
 	build/test_c
 
 # aprender trees, forests and KMeans from an independent encoder (scikit-learn fits, numpy f32 reference)
-build/apr-models/manifest.json: tests/apr-models/gen.py
-	$(PYTHON3) tests/apr-models/gen.py build/apr-models
+build/apr-models/manifest.json: tests/gen/apr_models.py
+	$(PYTHON3) tests/gen/apr_models.py build/apr-models
 
 test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json
 	$(NODE) --test tests/
@@ -256,7 +270,7 @@ test-package: $(WASM) $(MODELS)
 test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(MODELS) $(APR_MODELS)
 	$(NODE) --test tests/web/
 
-bench: $(WASM) build/bench/limits.wasm
+bench: $(WASM) build/bench/limits.wasm build/size/mlrt.wasm
 	$(NODE) bench/run.mjs
 
 edge-load: $(WASM) $(MODELS)

@@ -219,6 +219,12 @@ const char *mlrt_model_info_json(const mlrt_model *model);
 char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err);
 void mlrt_string_free(char *s);
 
+/* ---- for hosts that reach mlrt through a foreign-function interface (the wasm module's JavaScript) ---- */
+void *mlrt_alloc(size_t size);      /* memory for the host to fill and pass in; NULL when out of memory */
+void mlrt_dealloc(void *p);         /* what mlrt_alloc gave */
+/* What this build was compiled for: bit 0 SIMD128, bit 1 relaxed SIMD, bit 2 threads (shared memory). */
+uint32_t mlrt_build_flags(void);
+
 /* Names. */
 const char *mlrt_status_name(mlrt_status code);      /* "BAD_OFFSETS" */
 const char *mlrt_format_name(mlrt_format format);    /* "safetensors" */

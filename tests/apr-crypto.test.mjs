@@ -1,5 +1,5 @@
 // Signed and encrypted .apr v1 files: wasm/apr-crypto.mjs and Runtime.load() against an
-// independent implementation (tests/apr/crypto_vectors.py on Debian's python3-cryptography and
+// independent implementation (tests/gen/apr_crypto.py on Debian's python3-cryptography and
 // python3-argon2), both ways, with real small models whose predictions are checked after loading.
 // Argon2id derivations are few on purpose (each takes a few hundred ms in pure JS).
 import { test } from 'node:test';
@@ -20,10 +20,10 @@ const hex = (b) => Buffer.from(b).toString('hex');
 
 // ------------------------------------------------------------------ the independent side
 
-const SCRIPT = fileURLToPath(new URL('./apr/crypto_vectors.py', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('./gen/apr_crypto.py', import.meta.url));
 function py(args, input = new Uint8Array(0)) {
   const r = spawnSync('/usr/bin/python3', [SCRIPT, ...args], { input, maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`crypto_vectors.py ${args[0]} failed (${r.status}): ${r.stderr}`);
+  if (r.status !== 0) throw new Error(`apr_crypto.py ${args[0]} failed (${r.status}): ${r.stderr}`);
   return new Uint8Array(r.stdout);
 }
 const pyText = (args, input) => new TextDecoder().decode(py(args, input)).trim();

@@ -1,5 +1,5 @@
 // aprender's trees, forests and KMeans (.apr v1), written by an independent encoder
-// (tests/apr-models/gen.py: hand-written bincode, scikit-learn fits converted to aprender's
+// (tests/gen/apr_models.py: hand-written bincode, scikit-learn fits converted to aprender's
 // structures, compressed with python3-zstandard / python3-lz4), against its float32 reference
 // of aprender's predict. Every output must match bit for bit, in the SIMD128, scalar, native and
 // WASI builds; labels are the stored class labels.
@@ -15,7 +15,7 @@ import { firstBitDiff, root } from './helpers.mjs';
 
 const dir = new URL('build/apr-models/', root);
 if (!existsSync(new URL('manifest.json', dir))) {
-  throw new Error('build/apr-models is missing: run make test (it runs tests/apr-models/gen.py)');
+  throw new Error('build/apr-models is missing: run make test (it runs tests/gen/apr_models.py)');
 }
 const cases = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8'));
 const f32 = (name) => {

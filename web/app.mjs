@@ -11,7 +11,7 @@ import { openCache } from './cache.mjs';
 import { loadCached, LoadError, revalidate } from './loader.mjs';
 import { preprocess, SIDE } from './preprocess.mjs';
 import { DrawingPad } from './pad.mjs';
-import { formatBytes, formatCount, formatMs } from './format.mjs';
+import { describeModel, formatBytes, formatCount, formatMs } from './format.mjs';
 import { $, ResultView, ProgressView, MessageView, drawPreview, setText } from './view.mjs';
 
 const MANIFEST_URL = new URL('models/manifest.json', import.meta.url).href;
@@ -213,6 +213,7 @@ function activate(entry, notes) {
   setText('fact-file', entry.name);
   setText('fact-format', `${info.format}, ${info.dtype} weights`);
   setText('fact-kind', info.kind);
+  setText('model-summary', describeModel(info));
   setText('fact-layers', info.layers?.map((l) => `${l.inputs}→${l.outputs} ${l.activation}`).join(', ') || '–');
   setText('fact-params', formatCount(info.params));
   setText('fact-load', `${formatMs(entry.loadMs)} to parse and validate; ${formatMs(entry.totalMs)} in all, from ${entry.source}`);

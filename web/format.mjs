@@ -32,3 +32,24 @@ export function formatProgress({ loaded, total }) {
   const pct = Math.min(100, Math.floor((loaded / total) * 100));
   return `${formatBytes(loaded)} of ${formatBytes(total)} (${pct}%)`;
 }
+
+/**
+ * What a model is, in a few words for the page's header, from its info:
+ * an MLP "a trained 784 → 512 → 10 network", a graph "a trained convolutional network of 3 layers",
+ * the classical models by their kind.
+ */
+export function describeModel(info) {
+  const arrow = '\u00a0→\u00a0';
+  if (info.layers?.length) {
+    const widths = [info.layers[0].inputs, ...info.layers.map((l) => l.outputs)];
+    return info.kind === 'mlp' ? `a trained ${widths.join(arrow)} network`
+      : `a trained ${info.kind.replace(/_/g, ' ')} (${widths.join(arrow)})`;
+  }
+  if (info.kind === 'graph') {
+    const ops = info.onnx?.ops ?? {};
+    const conv = ops.Conv ?? 0, dense = (ops.Gemm ?? 0) + (ops.MatMul ?? 0);
+    const parts = [conv && `${conv} convolution${conv > 1 ? 's' : ''}`, dense && `${dense} dense layer${dense > 1 ? 's' : ''}`].filter(Boolean);
+    return `a trained ${conv ? 'convolutional' : ''} network${parts.length ? ` of ${parts.join(' and ')}` : ''}`.replace('  ', ' ');
+  }
+  return `a trained ${info.kind.replace(/_/g, ' ')}`;
+}

@@ -15,8 +15,7 @@
  *   5. fewer than 12 bytes, or plausible .bin dimensions (each in 1..2^24) -> bin, whose reader
  *      says TRUNCATED or SIZE_MISMATCH
  *   6. anything else: UNKNOWN_FORMAT, saying what each format would have needed. */
-#include "../formats/formats.h"
-#include "../model/model.h"
+#include "api.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,9 +86,14 @@ static uint16_t aprender_type(mlrt_kind kind) {
          : kind == MLRT_KIND_LINEAR_REGRESSION ? MLRT__APR_LINEAR_REGRESSION : MLRT__APR_LOGISTIC_REGRESSION;
 }
 
-/* The model a description makes; frees what the description still owns. */
-static mlrt_model *build(mlrt__desc *d, mlrt_error *err) {
-    mlrt_model *m = mlrt__build(d, err);
+mlrt_model *mlrt__build(mlrt__desc *d, mlrt_error *err) {
+    mlrt_model *m = NULL;
+    switch (d->type) {
+    case MLRT__DESC_DENSE: m = mlrt__build_dense(d, err); break;
+    case MLRT__DESC_FOREST: m = mlrt__build_forest(d, err); break;
+    case MLRT__DESC_KMEANS: m = mlrt__build_kmeans(d, err); break;
+    default: mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "the file describes no model"); break;
+    }
     mlrt__desc_free(d);
     return m;
 }
@@ -98,7 +102,7 @@ static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt
     mlrt__apr_v1 f;
     mlrt__desc d;
     if (mlrt__read_apr_v1(b, n, expect, &f, err)) return NULL;
-    mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, err) ? (mlrt__desc_free(&d), NULL) : build(&d, err);
+    mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, err) ? (mlrt__desc_free(&d), NULL) : mlrt__build(&d, err);
     mlrt__tensorset_free(&f.ts);
     return m;
 }
@@ -129,7 +133,7 @@ static mlrt_model *load_described(const uint8_t *b, size_t n, file_kind k, uint1
     if (!st && expect && aprender_type(d.kind) != expect)
         st = mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: expected %s but the file holds a %s model (%s)",
                         mlrt__apr_type_name(expect), mlrt_kind_name(d.kind), mlrt__apr_type_name(aprender_type(d.kind)));
-    mlrt_model *m = st ? (mlrt__desc_free(&d), NULL) : build(&d, err);
+    mlrt_model *m = st ? (mlrt__desc_free(&d), NULL) : mlrt__build(&d, err);
     mlrt__tensorset_free(&ts);
     return m;
 }
@@ -191,7 +195,7 @@ static void json_tensor(mlrt__buf *b, const mlrt__tensor *t, size_t data_begin) 
 static char *inspect_bin(const uint8_t *bytes, size_t len, mlrt_error *err) {
     mlrt__desc d;
     if (mlrt__read_bin(bytes, len, &d, err)) return NULL;
-    mlrt_model *m = build(&d, err); /* a .bin is a model or nothing: its weights are checked as a load checks them */
+    mlrt_model *m = mlrt__build(&d, err); /* a .bin is a model or nothing: its weights are checked as a load checks them */
     if (!m) return NULL;
     mlrt_free(m);
     size_t es = mlrt_dtype_size(d.dtype), at = 12;
@@ -324,7 +328,7 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
         mlrt__desc d;
         if (mlrt__read_apr_v1(bytes, len, 0, &f, err)) return NULL;
         char *more = mlrt__apr_v1_payload_json(&f);
-        mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, &why) ? (mlrt__desc_free(&d), NULL) : build(&d, &why);
+        mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, &why) ? (mlrt__desc_free(&d), NULL) : mlrt__build(&d, &why);
         js = inspect_tensorset(&f.ts, m, &why, more, err);
         free(more);
         mlrt__tensorset_free(&f.ts);
@@ -333,7 +337,7 @@ char *mlrt_inspect(const uint8_t *bytes, size_t len, mlrt_error *err) {
     mlrt__tensorset ts;
     if (read_tensors(bytes, len, k, &ts, err)) return NULL;
     mlrt__desc d;
-    mlrt_model *m = mlrt__recognize(bytes, &ts, MLRT_LAYOUT_AUTO, &d, &why) ? (mlrt__desc_free(&d), NULL) : build(&d, &why);
+    mlrt_model *m = mlrt__recognize(bytes, &ts, MLRT_LAYOUT_AUTO, &d, &why) ? (mlrt__desc_free(&d), NULL) : mlrt__build(&d, &why);
     js = inspect_tensorset(&ts, m, &why, NULL, err);
     mlrt__tensorset_free(&ts);
     return js;

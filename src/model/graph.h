@@ -80,6 +80,7 @@ typedef struct mlrt__planner {
     uint32_t *uses;                 /* [ir->n_vals] op inputs reading it (+2^20: a graph output) */
     uint32_t cap_vals, cap_ops;
     uint32_t at;                    /* the graph's op being planned */
+    const struct mlrt__op_def *def; /* its row of the op table (mlrt__plan_emit folds through it) */
     bool fixed_batch;               /* the inputs have a fixed first dim of 1 (an export with batch 1) */
     bool mixes_batch;               /* batch mode failed at an op that mixes samples */
     bool over_limit;                /* planning failed on an activation or arena limit */
@@ -149,13 +150,13 @@ typedef struct mlrt__gpacked {
     float *cw, *cb;                 /* a convolution's weights in its form's layout, and bias [oc] */
 } mlrt__gpacked;
 
-/* Packs l's weights for op (graph_op_dense.c): the model's pack of the same recipe when it has one,
+/* Packs l's weights for op (graph_linear.c): the model's pack of the same recipe when it has one,
  * else packed now (kept for the model's next plans when its weights are the graph's). form: a
  * convolution's mlrt__conv_form and groups. */
 mlrt_status mlrt__glinear_pack(mlrt__planner *pl, const mlrt__gop *op, mlrt__glinear *l, uint8_t form, uint32_t groups);
 void mlrt__glinear_release(mlrt__glinear *l);
 
-/* ---- what the rows share (graph_plan.c) ---- */
+/* ---- what the rows share (graph_values.c) ---- */
 /* A failure at the op being planned: "onnx: node 3 (Conv 'c1'): ...". */
 mlrt_status mlrt__plan_fail(mlrt__planner *pl, mlrt_status code, const char *fmt, ...);
 /* Refuses batch mode (ok false) where an op would mix the samples of a batch. */
@@ -180,7 +181,8 @@ uint64_t mlrt__dims_prod(const int64_t *d, uint32_t from, uint32_t to);
 int32_t mlrt__plan_value(mlrt__planner *pl, const mlrt__gshape *s);
 /* A new constant that owns data; -1: out of memory (data freed). */
 int32_t mlrt__plan_const(mlrt__planner *pl, mlrt_dtype dtype, uint32_t rank, const int64_t *dims, void *data);
-/* A new op of kind with inputs in [n_in] writing the values out [n_out] (created from shapes); NULL: out of memory. */
+/* A new op of kind with inputs in [n_in] writing the values out [n_out] (created from shapes; rank UINT32_MAX:
+ * none), taking p; NULL: out of memory (p is the caller's still). */
 mlrt__gop *mlrt__plan_op(mlrt__planner *pl, mlrt__op_kind kind, const int32_t *in, uint32_t n_in, const mlrt__gshape *out,
                          uint32_t n_out, void *p);
 /* The graph op's output k is plan value v. */
@@ -192,7 +194,7 @@ mlrt_status mlrt__plan_view(mlrt__planner *pl, const mlrt__ir_op *op, void *p, c
 /* The dense or convolution op that alone writes input k, ready to take a fusion (no activation yet), or NULL. */
 mlrt__gop *mlrt__plan_fusable(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k);
 
-/* ---- running (graph_run.c) ---- */
+/* ---- running (graph_values.c) ---- */
 /* v's data in this run (a view: its root's). */
 void *mlrt__gdata(const mlrt__graph *g, int32_t v);
 /* v's dims for a run of `rows` samples, padded with leading 1s to rank r. */
@@ -202,7 +204,7 @@ static inline size_t mlrt__grows(const mlrt__graph *g, int32_t v, size_t rows) {
     return g->batched && !g->vals[v].is_const ? rows : 1;
 }
 
-/* ---- plans (graph_plan.c) ---- */
+/* ---- plans (graph_plan.c, graph_run.c) ---- */
 /* The plan of ir for the symbols' values len [ir->n_syms] (the batch: 1), in batch mode or not. */
 mlrt__graph *mlrt__plan(const mlrt__ir_graph *ir, const int64_t *len, bool batched, mlrt__gpack **packs, bool *mixes,
                         bool *over_limit, mlrt_error *err);

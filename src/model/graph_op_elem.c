@@ -240,7 +240,7 @@ static mlrt_status batchnorm_plan(mlrt__planner *pl, const mlrt__ir_op *op, void
     }
     int32_t x = mlrt__plan_in(pl, op, 0);
     mlrt__gop *g = mlrt__plan_op(pl, MLRT__OP_BATCHNORM, &x, 1, out, 1, a);
-    if (!g) return OOM();
+    if (!g) { affine_free(a); return OOM(); }
     mlrt__plan_bind(pl, op, 0, g->out[0]);
     return MLRT_OK;
 }

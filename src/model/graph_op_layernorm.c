@@ -102,7 +102,7 @@ static mlrt_status ln_plan(mlrt__planner *pl, const mlrt__ir_op *op, void *p, co
         if (k >= op->n_out || op->out[k] < 0) o[k].rank = UINT32_MAX;
     }
     mlrt__gop *n = mlrt__plan_op(pl, MLRT__OP_LAYERNORM, in, 2, o, 3, p);
-    if (!n) return OOM();
+    if (!n) { ln_free(p); return OOM(); }
     for (uint32_t k = 0; k < 3; k++) mlrt__plan_bind(pl, op, k, n->out[k]);
     return MLRT_OK;
 }

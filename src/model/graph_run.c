@@ -4,20 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *mlrt__gdata(const mlrt__graph *g, int32_t v) {
-    const mlrt__gval *x = &g->vals[v];
-    if (x->is_const) return x->data;
-    int32_t r = x->alias >= 0 ? x->alias : v;
-    if (g->vals[r].input >= 0) return (void *)g->x[g->vals[r].input];
-    return (uint32_t *)g->arena + g->vals[r].off;
-}
-
-void mlrt__grun_dims(const mlrt__graph *g, int32_t v, size_t rows, uint32_t r, int64_t *d) {
-    const mlrt__gval *x = &g->vals[v];
-    for (uint32_t k = 0; k < r; k++) d[k] = k + x->rank >= r ? x->dims[k + x->rank - r] : 1;
-    if (!x->is_const && g->batched && x->rank == r && r) d[0] *= (int64_t)rows;
-}
-
 mlrt_status mlrt__graph_run(mlrt__graph *g, size_t rows, mlrt_error *err) {
     if (!g->arena) {
         g->arena = malloc(g->arena_units * 4 + 16);

@@ -1,6 +1,7 @@
 /* model/model.c — what every model family shares: the public calls, each checked here and then
  * handed to the model's family (mlrt__family); the lists of inputs and outputs and the checks of a
- * run's tensors against them; labels; info; and mlrt__build, from a description to a model. */
+ * run's tensors against them; labels; info. (api/load.c picks a description's builder: model.c calls
+ * no family, so that the families' files and this one never call each other in a circle.) */
 #include "model.h"
 #include <math.h>
 #include <stdlib.h>
@@ -128,15 +129,6 @@ mlrt_model *mlrt__model_finish(mlrt_model *m, const mlrt__tensorset *ts, mlrt_er
         return NULL;
     }
     return m;
-}
-
-mlrt_model *mlrt__build(mlrt__desc *d, mlrt_error *err) {
-    switch (d->type) {
-    case MLRT__DESC_DENSE: return mlrt__build_dense(d, err);
-    case MLRT__DESC_FOREST: return mlrt__build_forest(d, err);
-    case MLRT__DESC_KMEANS: return mlrt__build_kmeans(d, err);
-    default: mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "the file describes no model"); return NULL;
-    }
 }
 
 void mlrt_free(mlrt_model *m) {

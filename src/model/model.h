@@ -85,7 +85,6 @@ mlrt_status mlrt__check_outputs(const float *y, size_t rows, size_t width, size_
 mlrt_status mlrt__run_rows(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err);
 
 /* ---- the builders: each takes what it keeps from d ---- */
-mlrt_model *mlrt__build(mlrt__desc *d, mlrt_error *err);               /* any description (model.c) */
 mlrt_model *mlrt__build_dense(const mlrt__desc *d, mlrt_error *err);   /* model/dense.c */
 mlrt_model *mlrt__build_forest(mlrt__desc *d, mlrt_error *err);        /* model/classic.c */
 mlrt_model *mlrt__build_kmeans(mlrt__desc *d, mlrt_error *err);        /* model/classic.c */

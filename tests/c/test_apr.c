@@ -1,161 +1,6 @@
-/* test_apr.c — .apr v1/v2 containers, MessagePack metadata and float formatting (included by
- * test_main.c, whose harness it shares; the cases mirror tests/apr.test.mjs natively). */
-#include "codecs/codecs.h"
-
-/* ------------------------------------------------------------------ builders */
-
-static bytes from_hex(const char *hex) {
-    bytes b = {0};
-    for (const char *p = hex; *p;) {
-        if (*p == ' ' || *p == '\n') { p++; continue; }
-        unsigned v;
-        if (sscanf(p, "%2x", &v) != 1) abort();
-        put_u8(&b, (uint8_t)v);
-        p += 2;
-    }
-    return done(b);
-}
-
-static bytes cat(bytes a, bytes b) {
-    bytes c = {0};
-    put(&c, a.p, a.n);
-    put(&c, b.p, b.n);
-    return done(c);
-}
-
-static bytes copy_of(const void *p, size_t n) {
-    bytes b = {0};
-    put(&b, p, n);
-    return done(b);
-}
-
-static void set_u32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* A copy of f with the v1 trailer (crc of everything before the last 4 bytes) recomputed. */
-static bytes v1_crc(bytes f) {
-    bytes c = copy_of(f.p, f.n);
-    set_u32(c.p + c.n - 4, mlrt__crc32(c.p, c.n - 4));
-    return c;
-}
-
-/* A copy of f with both v2 checksums recomputed. */
-static bytes v2_crc(bytes f) {
-    bytes c = copy_of(f.p, f.n);
-    set_u32(c.p + 40, mlrt__crc32_update(mlrt__crc32(c.p, 40), c.p + 44, 20));
-    set_u32(c.p + c.n - 4, mlrt__crc32(c.p, c.n - 4));
-    return c;
-}
-
-/* {"created_at": "1700000000", "aprender_version": "0.0.0"} as rmp-serde writes it */
-static bytes default_meta(void) {
-    bytes m = {0};
-    put_u8(&m, 0x82);
-    put_u8(&m, 0xaa), put_str(&m, "created_at"), put_u8(&m, 0xaa), put_str(&m, "1700000000");
-    put_u8(&m, 0xb0), put_str(&m, "aprender_version"), put_u8(&m, 0xa5), put_str(&m, "0.0.0");
-    return done(m);
-}
-
-typedef struct v1_spec {
-    uint16_t type;
-    uint8_t compression, flags, quality, major;
-    int64_t raw_size;   /* -1: the payload's length */
-    size_t sig_len;     /* bytes appended after the payload (the signature block) */
-} v1_spec;
-
-static bytes v1_file(v1_spec s, bytes meta, bytes payload) {
-    bytes f = {0};
-    put_str(&f, "APRN");
-    put_u8(&f, s.major ? s.major : 1), put_u8(&f, 0);
-    put_u8(&f, (uint8_t)s.type), put_u8(&f, (uint8_t)(s.type >> 8));
-    put_u32(&f, (uint32_t)meta.n), put_u32(&f, (uint32_t)payload.n);
-    put_u32(&f, s.raw_size < 0 ? (uint32_t)payload.n : (uint32_t)s.raw_size);
-    put_u8(&f, s.compression), put_u8(&f, s.flags), put_u8(&f, s.quality);
-    for (int i = 0; i < 9; i++) put_u8(&f, 0);
-    put(&f, meta.p, meta.n);
-    put(&f, payload.p, payload.n);
-    for (size_t i = 0; i < s.sig_len; i++) put_u8(&f, (uint8_t)i);
-    put_u32(&f, 0);
-    return v1_crc(done(f));
-}
-#define V1(type, payload) v1_file((v1_spec){(type), 0, 0, 0, 0, -1, 0}, default_meta(), (payload))
-
-static void put_vec_f32(bytes *b, const float *v, size_t n) {
-    put_u64(b, n);
-    for (size_t i = 0; i < n; i++) put_f32(b, v[i]);
-}
-
-/* One v2 tensor; data laid out in the given order, each padded to 64. */
-typedef struct v2t {
-    const char *name;
-    uint8_t dtype;
-    int rank;
-    uint64_t shape[9];
-    const void *data;
-    size_t nbytes;
-} v2t;
-
-static void pad64(bytes *b) {
-    while (b->n % 64) put_u8(b, 0);
-}
-
-static void v2_entry(bytes *ix, const v2t *t, uint64_t offset, uint64_t size) {
-    put_u8(ix, (uint8_t)strlen(t->name)), put_u8(ix, (uint8_t)(strlen(t->name) >> 8));
-    put_str(ix, t->name);
-    put_u8(ix, t->dtype), put_u8(ix, (uint8_t)t->rank);
-    for (int k = 0; k < t->rank; k++) put_u64(ix, t->shape[k]);
-    put_u64(ix, offset), put_u64(ix, size);
-}
-
-/* An APR\0 file: the entries in the given order (callers sort them), flags LAYOUT_ROW_MAJOR. */
-static bytes v2_file(const char *meta_json, const v2t *t, int n) {
-    bytes ix = {0}, data = {0}, f = {0};
-    for (int i = 0; i < n; i++) {
-        v2_entry(&ix, &t[i], data.n, t[i].nbytes);
-        put(&data, t[i].data, t[i].nbytes);
-        pad64(&data);
-    }
-    pad64(&ix);
-    size_t mlen = strlen(meta_json), index_at = 64 + (mlen + 63) / 64 * 64, data_at = index_at + ix.n;
-    put_str(&f, "APR");
-    put_u8(&f, 0), put_u8(&f, 2), put_u8(&f, 0), put_u8(&f, 0x00), put_u8(&f, 0x04);
-    put_u32(&f, (uint32_t)n), put_u64(&f, 64), put_u32(&f, (uint32_t)mlen), put_u64(&f, index_at), put_u64(&f, data_at);
-    for (int i = 0; i < 24; i++) put_u8(&f, 0);
-    put_str(&f, meta_json);
-    pad64(&f);
-    put(&f, ix.p, ix.n);
-    put(&f, data.p, data.n);
-    put_u32(&f, 0);
-    free(ix.p);
-    free(data.p);
-    return v2_crc(done(f));
-}
-
-/* f with bytes at offset replaced, checksums recomputed (v2 when v2, else v1). */
-static bytes patched(bytes f, size_t offset, const void *p, size_t n, int v2) {
-    bytes c = copy_of(f.p, f.n);
-    memcpy(c.p + offset, p, n);
-    return v2 ? v2_crc(c) : v1_crc(c);
-}
-static bytes patched_u8(bytes f, size_t offset, uint8_t v, int v2) { return patched(f, offset, &v, 1, v2); }
-static bytes patched_u32(bytes f, size_t offset, uint32_t v, int v2) {
-    uint8_t t[4];
-    set_u32(t, v);
-    return patched(f, offset, t, 4, v2);
-}
-static bytes patched_u64(bytes f, size_t offset, uint64_t v, int v2) {
-    uint8_t t[8];
-    for (int i = 0; i < 8; i++) t[i] = (uint8_t)(v >> (8 * i));
-    return patched(f, offset, t, 8, v2);
-}
-
-#define APR_FAILS(f, code, needle) LOAD_FAILS(f, code, "apr: ", needle)
-
-/* The "apr" member of inspect's JSON. */
-static const mlrt__json *inspect_apr(bytes f, inspected *out) {
-    return mlrt__json_get(INSPECT(f, out), "apr");
-}
+/* test_apr.c — .apr v1/v2 containers, MessagePack metadata and float formatting (the cases mirror
+ * tests/apr.test.mjs natively). */
+#include "builders.h"
 
 /* ------------------------------------------------------------------- golden */
 
@@ -686,3 +531,21 @@ static void test_apr_v2_malformed(void) {
         APR_FAILS(v2_crc(cat(prefix(good, cuts[i]), from_hex("00000000"))), cuts[i] < data_at ? MLRT_ERR_TRUNCATED : MLRT_ERR_BAD_OFFSETS, NULL);
     }
 }
+
+const test_case apr_tests[] = {
+    T(test_apr_crc32_check_values),
+    T(test_apr_golden_v1),
+    T(test_apr_golden_v2),
+    T(test_apr_v1_regressions),
+    T(test_apr_v1_sequential_matches_bin),
+    T(test_apr_v1_header_and_sections),
+    T(test_apr_v1_expect),
+    T(test_apr_msgpack_types),
+    T(test_apr_msgpack_malformed),
+    T(test_apr_shortest_floats),
+    T(test_apr_v1_metadata),
+    T(test_apr_v2_models_match_safetensors),
+    T(test_apr_v2_dtypes),
+    T(test_apr_v2_malformed),
+    {0},
+};

@@ -5,10 +5,9 @@
  *   test_decompress --bench [VECTOR_DIR]  decode speed on the 1.6 MB float payload (build with -O2)
  *
  * Hand-made streams are built here byte by byte from the formats; the generated vectors come
- * from python3-lz4, python3-zstandard and the zstd CLI (tests/decompress/gen.py). Same harness
- * shape as test_main.c: checks record file:line and keep going, a test passes when none of its
- * checks failed, the last line printed is "N passed, N failed", the exit status 1 on failure. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, alarm */
+ * from python3-lz4, python3-zstandard and the zstd CLI (tests/gen/decompress.py). The C tests'
+ * harness (harness.h). */
+#include "harness.h"
 #include "codecs/codecs.h"
 #include <signal.h>
 #include <stdarg.h>
@@ -20,21 +19,7 @@
 
 #define TEST_TIMEOUT_S 600 /* the vector sweep under ASan takes about a minute */
 
-static const char *g_test_name = "";
-static int g_failed_checks; /* in the current test */
 static const char *g_vector_dir = "build/decompress";
-
-static void check_at(int ok, const char *file, int line, const char *fmt, ...) {
-    if (ok) return;
-    g_failed_checks++;
-    fprintf(stderr, "%s:%d: [%s] ", file, line, g_test_name);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-#define CHECK(c, ...) check_at(!!(c), __FILE__, __LINE__, __VA_ARGS__)
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -112,29 +97,29 @@ static uint32_t crc_bitwise(const uint8_t *p, size_t n) {
 }
 
 static void test_crc32(void) {
-    CHECK(mlrt__crc32((const uint8_t *)"123456789", 9) == 0xCBF43926u, "crc32(123456789) = %08x",
+    CHECK_MSG(mlrt__crc32((const uint8_t *)"123456789", 9) == 0xCBF43926u, "crc32(123456789) = %08x",
           mlrt__crc32((const uint8_t *)"123456789", 9));
-    CHECK(mlrt__crc32(NULL, 0) == 0, "crc32 of nothing is 0");
-    CHECK(mlrt__crc32((const uint8_t *)"a", 1) == 0xE8B7BE43u, "crc32(a)");
+    CHECK_MSG(mlrt__crc32(NULL, 0) == 0, "crc32 of nothing is 0");
+    CHECK_MSG(mlrt__crc32((const uint8_t *)"a", 1) == 0xE8B7BE43u, "crc32(a)");
     size_t n = 100003;
     uint8_t *p = malloc(n);
     uint32_t x = 12345;
     for (size_t i = 0; i < n; i++) p[i] = (uint8_t)((x = x * 1103515245u + 12345u) >> 24);
     uint32_t one = mlrt__crc32(p, n);
-    CHECK(one == crc_bitwise(p, n), "crc32 slicing-by-8 matches the bitwise definition");
+    CHECK_MSG(one == crc_bitwise(p, n), "crc32 slicing-by-8 matches the bitwise definition");
     int ok = 1;
     for (size_t cut = 0; cut <= 40; cut++) /* every alignment of the 8-byte steps */
         ok &= mlrt__crc32_update(mlrt__crc32(p, cut), p + cut, n - cut) == one;
     uint32_t c = 0;
     for (size_t i = 0; i < n; i += 777) c = mlrt__crc32_update(c, p + i, n - i < 777 ? n - i : 777);
-    CHECK(ok && c == one, "crc32 streaming equals one-shot");
+    CHECK_MSG(ok && c == one, "crc32 streaming equals one-shot");
     for (size_t len = 0; len < 64; len++) ok &= mlrt__crc32(p + 3, len) == crc_bitwise(p + 3, len);
-    CHECK(ok, "crc32 short lengths match the bitwise definition");
+    CHECK_MSG(ok, "crc32 short lengths match the bitwise definition");
     free(p);
 }
 
 static void test_xxh64(void) {
-    CHECK(mlrt__xxh64(NULL, 0, 0) == 0xEF46DB3751D8E999ull, "xxh64 of nothing");
+    CHECK_MSG(mlrt__xxh64(NULL, 0, 0) == 0xEF46DB3751D8E999ull, "xxh64 of nothing");
 }
 
 /* ---------------------------------------------------------------- LZ4, hand-made */
@@ -203,7 +188,7 @@ static void test_lz4_hand(void) {
         mlrt_status st = run(lz4, run1, cut, 302, NULL, &err);
         ok &= st == MLRT_ERR_TRUNCATED || st == MLRT_ERR_SIZE_MISMATCH;
     }
-    CHECK(ok, "lz4 every truncation of a hand-made block is refused");
+    CHECK_MSG(ok, "lz4 every truncation of a hand-made block is refused");
 }
 
 /* ---------------------------------------------------------------- zstd, hand-made */
@@ -449,7 +434,7 @@ static void vector(const char *codec, const char *cpath, const char *opath, vec_
     size_t cn, on;
     uint8_t *comp = read_file(cpath, &cn), *orig = read_file(opath, &on);
     if (!comp || !orig) {
-        CHECK(0, "cannot read %s or %s", cpath, opath);
+        CHECK_MSG(0, "cannot read %s or %s", cpath, opath);
         free(comp);
         free(orig);
         return;
@@ -459,7 +444,7 @@ static void vector(const char *codec, const char *cpath, const char *opath, vec_
     const uint8_t *in = comp;
     size_t n = cn;
     if (is_lz4) { /* u32 LE size prefix, as lz4_flex::compress_prepend_size */
-        CHECK(cn >= 4 && (size_t)(comp[0] | comp[1] << 8 | comp[2] << 16 | (uint32_t)comp[3] << 24) == on,
+        CHECK_MSG(cn >= 4 && (size_t)(comp[0] | comp[1] << 8 | comp[2] << 16 | (uint32_t)comp[3] << 24) == on,
               "%s: size prefix", cpath);
         in += 4;
         n -= 4;
@@ -470,14 +455,14 @@ static void vector(const char *codec, const char *cpath, const char *opath, vec_
     mlrt_status st = run(f, in, n, on, &o, &err);
     int equal = st == MLRT_OK && memcmp(o, orig, on) == 0;
     free(o);
-    CHECK(equal, "%s: status %s (%s), output %s", cpath, mlrt_status_name(st), err.message,
+    CHECK_MSG(equal, "%s: status %s (%s), output %s", cpath, mlrt_status_name(st), err.message,
           equal ? "equal" : "differs");
     vs->ok += equal;
 
     /* wrong out_len either way */
     mlrt_status lo = on ? run(f, in, n, on - 1, NULL, &err) : MLRT_ERR_SIZE_MISMATCH;
     mlrt_status hi = run(f, in, n, on + 1, NULL, &err);
-    CHECK(lo == MLRT_ERR_SIZE_MISMATCH && hi == MLRT_ERR_SIZE_MISMATCH, "%s: out_len +-1 gave %s / %s", cpath,
+    CHECK_MSG(lo == MLRT_ERR_SIZE_MISMATCH && hi == MLRT_ERR_SIZE_MISMATCH, "%s: out_len +-1 gave %s / %s", cpath,
           mlrt_status_name(lo), mlrt_status_name(hi));
     vs->sizes++;
 
@@ -491,7 +476,7 @@ static void vector(const char *codec, const char *cpath, const char *opath, vec_
                     err.message);
         tried++;
     }
-    CHECK(bad == 0, "%s: %zu of %zu truncations not refused as truncated", cpath, bad, tried);
+    CHECK_MSG(bad == 0, "%s: %zu of %zu truncations not refused as truncated", cpath, bad, tried);
     vs->truncations += (int)tried;
 
     /* flipped bytes: never a crash; with a checksum, never wrong output */
@@ -508,7 +493,7 @@ static void vector(const char *codec, const char *cpath, const char *opath, vec_
             vs->flips++;
         }
     }
-    CHECK(wrong == 0, "%s: %zu corruptions decoded to wrong output despite the checksum", cpath, wrong);
+    CHECK_MSG(wrong == 0, "%s: %zu corruptions decoded to wrong output despite the checksum", cpath, wrong);
     free(mut);
     free(comp);
     free(orig);
@@ -519,7 +504,7 @@ static void test_vectors(const char *only) {
     snprintf(path, sizeof path, "%s/manifest.txt", g_vector_dir);
     FILE *m = fopen(path, "r");
     if (!m) {
-        CHECK(0, "no %s: run tests/decompress/gen.py first", path);
+        CHECK_MSG(0, "no %s: run tests/gen/decompress.py first", path);
         return;
     }
     vec_stats vs = {0};
@@ -533,7 +518,7 @@ static void test_vectors(const char *only) {
     fclose(m);
     printf("     %s: %d vectors, %d decoded exactly, %d wrong-length checks, %d truncations, %d corruptions\n",
            only, vs.files, vs.ok, vs.sizes, vs.truncations, vs.flips);
-    CHECK(vs.files >= 20, "expected 20 or more %s vectors, found %d", only, vs.files);
+    CHECK_MSG(vs.files >= 20, "expected 20 or more %s vectors, found %d", only, vs.files);
 }
 
 /* ---------------------------------------------------------------- speed */
@@ -595,11 +580,7 @@ static void bench(const char *dir) {
 static void test_lz4_vectors(void) { test_vectors("lz4"); }
 static void test_zstd_vectors(void) { test_vectors("zstd"); }
 
-#define LEN(a) (sizeof(a) / sizeof *(a))
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} TESTS[] = {
+static const test_case decompress_tests[] = {
     {"crc32", test_crc32},
     {"xxh64", test_xxh64},
     {"lz4_hand_made", test_lz4_hand},
@@ -608,18 +589,8 @@ static const struct {
     {"zstd_sequences", test_zstd_sequences},
     {"lz4_vectors", test_lz4_vectors},
     {"zstd_vectors", test_zstd_vectors},
+    {0},
 };
-
-static int g_passed, g_failed;
-
-static void on_timeout(int sig) {
-    (void)sig;
-    char msg[160];
-    int n = snprintf(msg, sizeof msg, "TIMEOUT %s (over %d s)\n%d passed, %d failed\n", g_test_name, TEST_TIMEOUT_S,
-                     g_passed, g_failed + 1);
-    if (n > 0 && write(STDOUT_FILENO, msg, (size_t)n) < 0) _exit(2);
-    _exit(1);
-}
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
@@ -627,24 +598,6 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc > 1) g_vector_dir = argv[1];
-    signal(SIGALRM, on_timeout);
-    for (size_t i = 0; i < LEN(TESTS); i++) {
-        if (argc > 2 && !strstr(TESTS[i].name, argv[2])) continue;
-        g_test_name = TESTS[i].name;
-        g_failed_checks = 0;
-        fflush(stdout);
-        alarm(TEST_TIMEOUT_S);
-        TESTS[i].fn();
-        alarm(0);
-        if (g_failed_checks) {
-            g_failed++;
-            fprintf(stderr, "FAIL %s (%d checks)\n", TESTS[i].name, g_failed_checks);
-        } else {
-            g_passed++;
-            printf("ok   %s\n", TESTS[i].name);
-        }
-    }
-    fflush(stderr);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    static const test_case *const suites[] = {decompress_tests, NULL};
+    return run_tests(suites, argc > 2 ? argv[2] : NULL, TEST_TIMEOUT_S); /* the vector sweep under ASan: about a minute */
 }

@@ -1,6 +1,7 @@
 /* test_layout.c — dense weights stored [out][in] (PyTorch) or [in][out] (Keras, JAX/Flax, aprender):
  * the orientation read from bias shapes, the chain of widths and names; guessed only when
- * nothing decides; the caller's override. Included by test_main.c. */
+ * nothing decides; the caller's override. */
+#include "builders.h"
 
 /* ref's tensors (weights [out][in] as ref_tensors writes them) with the weights of the layers in
  * `transpose` (bit l) rewritten [in][out]. */
@@ -256,3 +257,12 @@ static void test_layer_slices_give_predict_bits(void) {
         mlrt_free(fork);
     }
 }
+
+const test_case layout_tests[] = {
+    T(test_layout_decided_by_the_file),
+    T(test_layout_guessed_and_overridden),
+    T(test_dense_pack_f32_matches_definition),
+    T(test_model_fork_predicts_as_its_parent),
+    T(test_layer_slices_give_predict_bits),
+    {0},
+};

@@ -1,7 +1,8 @@
 /* test_onnx.c — the protobuf codec from vectors, and the ONNX reader and planner under the
  * sanitizers: the PyTorch zoo against PyTorch's outputs, every truncation of a small export, and
- * graphs built byte by byte. Included by test_main.c. */
-#include "codecs/codecs.h"
+ * graphs built byte by byte. */
+#include "builders.h"
+#include "model/graph.h"
 
 /* A protobuf writer for the tests: appends to a bytes buffer. */
 static void pb_varint(bytes *b, uint64_t v) {
@@ -193,3 +194,11 @@ static void test_onnx_zoo_if_present(void) {
     }
     if (!found) fprintf(stderr, "  (tests/onnx/zoo not present: skipped)\n");
 }
+
+const test_case onnx_tests[] = {
+    T(test_pb_vectors),
+    T(test_pb_depth_limit),
+    T(test_onnx_tiny_graph),
+    T(test_onnx_zoo_if_present),
+    {0},
+};

@@ -1,7 +1,7 @@
 /* test_quant.c — APR_Q8 / APR_Q4 weights that stay quantized: packing, the kernels against a double
- * reference on odd shapes, extreme values, models from .apr v2 files, malformed scales.
- * Included by test_main.c after test_apr.c (v2_file). The encoders and decoders here are the
- * tests' own, written from the format description, not shared with src/. */
+ * reference on odd shapes, extreme values, models from .apr v2 files, malformed scales. The encoders
+ * and decoders here are the tests' own, written from the format description, not shared with src/. */
+#include "builders.h"
 
 /* ------------------------------------------------------------ encoders (aprender's rules) */
 
@@ -420,3 +420,13 @@ static void test_quant_gguf_k_quants(void) {
     for (int i = 0; i < 150; i++) x[i] = 1;
     CHECK_INT(mlrt_predict(m6m, x, y, &e), MLRT_OK);
 }
+
+const test_case quant_tests[] = {
+    T(test_quant_kernels_odd_shapes),
+    T(test_quant_layouts_and_groups),
+    T(test_quant_extreme_values),
+    T(test_quant_models_from_files),
+    T(test_quant_malformed),
+    T(test_quant_gguf_k_quants),
+    {0},
+};

@@ -1,6 +1,7 @@
 /* test_trees.c — aprender's DecisionTree, RandomForest, KMeans and NgramLm payloads (.apr v1):
  * the byte vectors of shared/specs/apr-models.md, predictions worked out by hand, layout detection
- * and every invariant refused. Included by test_main.c after test_apr.c (V1, from_hex, cat). */
+ * and every invariant refused. */
+#include "builders.h"
 
 /* §1.2: x[1] <= 0.5 -> class 0 (3 samples), else class 2 (4 samples); max_depth 3, n_features 2 */
 #define TREE_CLS_E1 "01 00000000 0100000000000000 0000003f 01000000 0000000000000000 0300000000000000 " \
@@ -303,3 +304,33 @@ static void test_trees_malformed(void) {
     APR_FAILS(V1(0x0010, hex_patched(NGRAM, 40, "ff")), MLRT_ERR_INVALID_UTF8, "not valid UTF-8");
     APR_FAILS(V1(0x0010, prefix(from_hex(NGRAM), 90)), MLRT_ERR_TRUNCATED, "last_trained_pos");
 }
+
+/* A distance that overflows f32 is +inf, not a refusal of the row: centroids [0, 0] and [3e19, 0]
+ * and the input [1, 0] give [1, +inf] and the nearest centroid 0. A row refused is one whose every
+ * distance overflows (centroids [-3e19, 0] and [3e19, 0], input [0, 0]): it has no nearest centroid. */
+static void test_kmeans_overflowing_distance(void) {
+    mlrt_model *m = LOAD_OK(V1(0x0006, hex_patched(KMEANS_LEGACY, 46, "b52ad05f 00000000")));
+    if (!m) return;
+    float x[2] = {1, 0}, d[2];
+    predict_row(m, x, d);
+    CHECK_BITS(d[0], 1.0f);
+    CHECK(isinf(d[1]) && d[1] > 0);
+    CHECK_INT(label_of(m, x), 0);
+    mlrt_model *both = LOAD_OK(V1(0x0006, hex_patched(KMEANS_LEGACY, 38, "b52ad0df 00000000 b52ad05f 00000000")));
+    if (!both) return;
+    float zero[2] = {0, 0};
+    mlrt_error e;
+    uint32_t label;
+    CHECK_INT(mlrt_predict(both, zero, d, &e), MLRT_ERR_NON_FINITE);
+    CHECK(strstr(e.message, "every distance of row 0 to the 2 centroids overflowed f32") != NULL);
+    CHECK_INT(mlrt_predict_labels(both, zero, 1, &label, &e), MLRT_ERR_NON_FINITE);
+}
+
+const test_case trees_tests[] = {
+    T(test_trees_spec_vectors),
+    T(test_trees_deep_and_classes),
+    T(test_trees_forest_regressor),
+    T(test_trees_malformed),
+    T(test_kmeans_overflowing_distance),
+    {0},
+};

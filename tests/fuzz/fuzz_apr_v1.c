@@ -42,8 +42,7 @@ static void run(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(aprn, "accepted without the APRN magic");
     check_container(&f);
     mlrt__desc d, oracle;
-    mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, &e) ? NULL : mlrt__build(&d, &e);
-    mlrt__desc_free(&d);
+    mlrt_model *m = mlrt__read_apr_v1_model(&f, &d, &e) ? (mlrt__desc_free(&d), NULL) : mlrt__build(&d, &e);
     mlrt_model *m2 = mlrt_load_from_bytes(data, size, &e2);
     if (m) {
         FUZZ_ASSERT(mlrt_model_format(m) == MLRT_FORMAT_APR, "format");

@@ -13,7 +13,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mlrt_status st = mlrt__read_bin(data, size, &d, &e);
     mlrt_model *m = st ? NULL : mlrt__build(&d, &e);
     if (!m) {
-        mlrt__desc_free(&d);
         fuzz_check_error(e.code, &e);
         FUZZ_ASSERT(strncmp(e.message, "bin: ", 5) == 0 || e.code == MLRT_ERR_NON_FINITE ||
                         e.code == MLRT_ERR_OUT_OF_MEMORY,
@@ -28,7 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (unsigned long long)mlrt_param_count(m));
     FUZZ_ASSERT(mlrt_layer(m, 0).activation == MLRT_ACT_RELU && mlrt_layer(m, 1).activation == MLRT_ACT_SOFTMAX,
                 "activations");
-    mlrt__desc_free(&d);
     FUZZ_ASSERT(mlrt__read_bin(data, size, &d, &e) == MLRT_OK, "a second reading: %s", e.message);
     fuzz_exercise_model(m, &d);
     mlrt_free(m);

@@ -16,6 +16,7 @@
 #include "codecs/codecs.h"
 #include "formats/formats.h"
 #include "model/model.h"
+#include "api/api.h"
 #include "model/graph.h" /* mlrt__onnx_sniff: detection tries ONNX before the tensor formats */
 #include <math.h>
 #include <stdio.h>
@@ -111,7 +112,6 @@ static mlrt_model *fuzz_build_tensors(const uint8_t *file, const mlrt__tensorset
         return NULL;
     }
     mlrt_model *m = mlrt__build(&built, e);
-    mlrt__desc_free(&built);
     mlrt_error again;
     FUZZ_ASSERT(mlrt__recognize(file, ts, MLRT_LAYOUT_AUTO, d, &again) == MLRT_OK, "a second reading differs: %s", again.message);
     return m;

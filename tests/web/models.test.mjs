@@ -14,6 +14,9 @@ import { CHROMIUM, CHROMIUM_ARGS, drawDigit, ready, text } from './page.mjs';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIGITS = 12;     // per model, held-out digits 100.. (demo.test.mjs draws 0..49)
 const MIN_CORRECT = 10;
+// What the header must say the model is (the page once said "784 → 512 → 10" over the CNN too).
+const SUMMARY = { 'digit-cnn.onnx': /^a trained convolutional network of 3 convolutions and 2 dense layers$/ };
+const MLP_SUMMARY = /^a trained 784\u00a0→\u00a0512\u00a0→\u00a010 network$/;
 // What the facts panel must say for each file: format and the weights' dtype in the file.
 const EXPECTED = {
   'mnist-mlp.safetensors': /^safetensors, F32 weights/,
@@ -64,6 +67,7 @@ test('every model in the picker loads in Chromium and reads drawn digits', { tim
       }
       assert.equal(await page.locator('#error').isHidden(), true, await text(page, '#error'));
       assert.match(await text(page, '#fact-format'), EXPECTED[file]);
+      assert.match(await text(page, '#model-summary'), SUMMARY[file] ?? MLP_SUMMARY);
       assert.match(await text(page, '#fact-params'), file === 'digit-cnn.onnx' ? /^19,266$/ : /^407,050$/);
       let correct = 0;
       for (let i = 100; i < 100 + DIGITS; i++) {

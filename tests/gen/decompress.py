@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the LZ4 / Zstandard test vectors for tests/c/test_decompress.c (and fuzz seeds).
 
-    /usr/bin/python3 tests/decompress/gen.py [OUT_DIR]      (default build/decompress)
+    /usr/bin/python3 tests/gen/decompress.py [OUT_DIR]      (default build/decompress)
 
 Needs Debian's python3-lz4 and python3-zstandard, and the zstd CLI:
     apt-get install -y python3-lz4 python3-zstandard zstd

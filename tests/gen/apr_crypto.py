@@ -118,7 +118,7 @@ def main(cmd, *args):
         plain = AESGCM(recipient_key(secret, eph_public)).decrypt(nonce, sealed, None)
         out.write(build(header, meta, plain, clear_flags=ENCRYPTED))
     else:
-        sys.exit(f"crypto_vectors.py: unknown command {cmd!r}")
+        sys.exit(f"apr_crypto.py: unknown command {cmd!r}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Writes aprender-layout .apr v1 files of DecisionTree, RandomForest and KMeans models, with inputs
 and reference predictions, for tests/apr-models.test.mjs:
 
-    /usr/bin/python3 tests/apr-models/gen.py OUTDIR
+    /usr/bin/python3 tests/gen/apr_models.py OUTDIR
 
 Independent of mlrt: the bincode payloads and the APRN container are encoded here by hand from
 shared/specs/apr-models.md and apr.md (struct, msgpack, zlib.crc32, zstandard, lz4), the models
