@@ -151,7 +151,7 @@ static size_t place(mlrt__graph *g, size_t rows, const uint32_t *dying, block *f
 
 static mlrt_status plan_arena(mlrt__planner *pl) {
     mlrt__graph *g = pl->g;
-    for (uint32_t v = 0; v < g->n_vals; v++) g->vals[v].last_use = 0;
+    for (uint32_t v = 0; v < g->n_vals; v++) g->vals[v].last_use = UINT32_MAX; /* a value no op writes: none */
     for (uint32_t k = 0; k < g->n_ops; k++) {
         const mlrt__gop *op = &g->ops[k];
         for (uint32_t o = 0; o < op->n_out; o++) /* a value nobody reads is freed after it is written */

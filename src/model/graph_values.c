@@ -118,7 +118,7 @@ int32_t mlrt__plan_value(mlrt__planner *pl, const mlrt__gshape *s) {
 
 int32_t mlrt__plan_const(mlrt__planner *pl, mlrt_dtype dtype, uint32_t rank, const int64_t *dims, void *data) {
     mlrt__gshape s = {dtype, rank, {0}};
-    memcpy(s.dims, dims, rank * sizeof *dims);
+    if (rank) memcpy(s.dims, dims, rank * sizeof *dims);
     int32_t v = mlrt__plan_value(pl, &s);
     if (v < 0) { free(data); return -1; }
     mlrt__gval *g = MLRT__PV(pl, v);
