@@ -30,6 +30,13 @@ test('createRuntime accepts a URL, bytes, a Response and a compiled Module', asy
   await assert.rejects(createRuntime({ wasm: new Response('nope', { status: 404 }) }), (e) => e.code === 'WASM_LOAD_FAILED');
 });
 
+test('a wasm module that is not an mlrt build of this version is refused, naming what it lacks', async () => {
+  // a module exporting only a memory: '\0asm', version 1, a memory section, an export section
+  const memoryOnly = Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 5, 3, 1, 0, 1, 7, 10, 1, 6, ...new TextEncoder().encode('memory'), 2, 0);
+  await assert.rejects(createRuntime({ wasm: memoryOnly }),
+    (e) => e instanceof MlrtError && e.code === 'WASM_LOAD_FAILED' && /not an mlrt build of this version: it lacks mlrt_alloc, .*mlrt_output/.test(e.message));
+});
+
 test('predict computes the MLP exactly on a hand-checked example', () => {
   // W1 = [[1,2],[3,4],[5,6]] (inputs x hidden), b1 = [0.1, 0.2]; W2 = [[1,-1],[1,-1]], b2 = 0
   const m = rt.loadFromBytes(tiny);

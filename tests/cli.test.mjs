@@ -153,6 +153,7 @@ test('inspect: CRC mismatch after a byte flip (v1 and both v2 checksums), wrong 
   const text = ok(['inspect', 'i1.apr']).out;
   assert.match(text, /format +apr v1 \(APRN 1\.0\)/);
   assert.match(text, /model type +NeuralSequential \(0x0020\)/);
+  assert.match(text, /model +mlp \(classification\)\nclasses +10 \(a label is its output's index\)/); // implicit labels: counted
   assert.match(text, /crc file +ok \(0x[0-9a-f]{8}\)/);
   assert.match(text, /signature +valid \(embedded key/);
   assert.match(text, /encrypted +no/);
@@ -224,6 +225,38 @@ test('errors: usage mistakes exit 2, bad files exit 1, messages without stack tr
   ok(['convert', 'deep.safetensors', 'deep.apr']);
   fails(['predict', 'r.apr', 'digits.json', '--key', 'other.key'], 1, /WRONG_RECIPIENT|INVALID_ARGUMENT|DECRYPTION_FAILED/);
   assert.match(ok(['--help']).out, /^usage:/);
+});
+
+test('predict prints each float32 output as the shortest decimal that reads back as it, as numpy does', () => {
+  // a regressor whose output is float32(0.87): printed 0.87, not its float64 value 0.8700000047683716
+  writeFileSync(at('const.safetensors'), safetensorsF32({ coefficients: [[2], [0, 0]], intercept: [[1], [0.87]] }));
+  writeFileSync(at('zeros.json'), '[0, 0]');
+  assert.equal(ok(['predict', 'const.safetensors', 'zeros.json']).out, '{"output":[0.87]}\n');
+  // an identity layer prints its inputs: every power of two (where the decimals around a float32
+  // are spaced unevenly), the extremes, and random bit patterns, checked against numpy's repr
+  const r = rng(19), values = [0.87, 0.1, 1 / 3, 16777216, 16777218, 1e-45, 1.1754942e-38, 1.1754944e-38, 3.4028235e38, -2.5e-8, 123456.789];
+  for (let e = -149; e <= 127; e++) values.push(2 ** e);
+  const bits = new Uint32Array(1), f = new Float32Array(bits.buffer);
+  while (values.length < 8 * 80) {
+    bits[0] = Math.floor(r() * 2 ** 32);
+    if (Number.isFinite(f[0])) values.push(f[0]);
+  }
+  const x = Float32Array.from(values), width = 8, n = x.length / width;
+  const identity = Array.from({ length: width * width }, (_, k) => (k % (width + 1) === 0 ? 1 : 0));
+  writeFileSync(at('identity.safetensors'), safetensorsF32({ 'fc.weight': [[width, width], identity] }, { activations: 'identity' }));
+  writeFileSync(at('values.json'), JSON.stringify(Array.from({ length: n }, (_, i) => Array.from(x.subarray(i * width, (i + 1) * width)))));
+  writeFileSync(at('values.f32'), x);
+  const text = ok(['predict', 'identity.safetensors', 'values.json']).out;
+  const printed = [...text.matchAll(/"output":\[([^\]]*)\]/g)].flatMap((m) => m[1].split(','));
+  assert.equal(printed.length, x.length);
+  const py = spawnSync('/usr/bin/python3', ['-c', `import numpy as np, sys
+print('\\n'.join(repr(float(str(v))) for v in np.fromfile(sys.argv[1], dtype='<f4')))`, at('values.f32')], { encoding: 'utf8' });
+  assert.equal(py.status, 0, py.stderr);
+  const numpy = py.stdout.trim().split('\n');
+  printed.forEach((p, i) => {
+    assert.equal(Math.fround(Number(p)), x[i], `${p} does not read back as ${x[i]}`);
+    assert.equal(Number(p), Number(numpy[i]), `${x[i]}: printed ${p}, numpy ${numpy[i]}`);
+  });
 });
 
 test('predict --output f32 | npy, --out FILE: the same outputs as bytes; numpy reads the .npy; --version', () => {

@@ -55,38 +55,40 @@ test('f32 and Q8 MLPs: every batch size and split gives the single-thread bits',
 
 // Slices go to workers only when they are awake (a sleeping worker is woken for the next call).
 function awake(rt) {
-  for (const t0 = Date.now(); !rt._pool.awake();) assert.ok(Date.now() - t0 < 10_000, 'the workers did not wake');
+  for (const t0 = Date.now(); rt.threadPool.wake() > 0;) assert.ok(Date.now() - t0 < 10_000, 'the workers did not wake');
 }
 
-/** Runs f with rt's pool watched: { calls } to pool.run, and { slices } the workers ran without error. */
-function watchPool(rt, f) {
-  const run = rt._pool.run, seen = { calls: 0, slices: 0 };
-  rt._pool.run = function (jobs, own) {
-    const statuses = run.call(this, jobs, own);
-    seen.calls++;
-    seen.slices += jobs.filter((j, k) => j.slice && statuses[k] === 0).length;
-    return statuses;
-  };
-  try {
-    f(seen);
-  } finally {
-    rt._pool.run = run;
-  }
-  return seen;
+/** Runs f and returns the jobs the workers completed meanwhile: { rows, slices } (rt.threadPool.completed). */
+function completedDuring(rt, f) {
+  const before = rt.threadPool.completed;
+  f();
+  const after = rt.threadPool.completed;
+  return { rows: after.rows - before.rows, slices: after.slices - before.slices };
 }
+
+test('rt.threadPool shows the workers and the jobs they completed; null with one thread', () => {
+  assert.equal(one.threadPool, null);
+  assert.equal(two.threadPool.size, 1);
+  assert.equal(four.threadPool.size, 3);
+  const m = four.loadFromBytes(file('build/models/mnist-mlp.f32.bin'));
+  const { rows, slices } = completedDuring(four, () => m.predictBatch(digits.images.subarray(0, 100 * 784), 100));
+  assert.deepEqual([rows, slices], [3, 0], '100 rows: one block of rows per worker, no slices');
+  assert.ok(Object.isFrozen(four.threadPool.completed));
+  assert.equal(four.threadPool, four.threadPool, 'one object, its figures live');
+  m.dispose();
+});
 
 test('a single prediction while the workers sleep runs on this thread, and wakes them for the next', () => {
   const m = two.loadFromBytes(file('build/models/mnist-mlp.f32.bin'));
   const x = digits.images.subarray(0, 784), want = one.loadFromBytes(file('build/models/mnist-mlp.f32.bin')).predict(x);
-  const asleep = () => { for (const t0 = Date.now(); two._pool.sleeping() < two._pool.size;) assert.ok(Date.now() - t0 < 10_000, 'the workers did not sleep'); };
-  watchPool(two, (seen) => {
-    asleep();
-    sameBits(m.predict(x), want, 'predict while the workers sleep');
-    assert.equal(seen.calls, 0, 'a sleeping worker was handed a slice');
-    awake(two);
-    sameBits(m.predict(x), want, 'predict once they are awake');
-    assert.equal(seen.calls, 1);
-  });
+  const pool = two.threadPool;
+  const asleep = () => { for (const t0 = Date.now(); pool.sleeping < pool.size;) assert.ok(Date.now() - t0 < 10_000, 'the workers did not sleep'); };
+  asleep();
+  const whileAsleep = completedDuring(two, () => sameBits(m.predict(x), want, 'predict while the workers sleep'));
+  assert.deepEqual(whileAsleep, { rows: 0, slices: 0 }, 'a sleeping worker was handed a slice');
+  awake(two);
+  const onceAwake = completedDuring(two, () => sameBits(m.predict(x), want, 'predict once they are awake'));
+  assert.deepEqual(onceAwake, { rows: 0, slices: 1 }, 'the 784 -> 512 layer was split with the one worker');
   m.dispose();
 });
 
@@ -97,7 +99,7 @@ test('batches under 16 rows split each large layer\'s outputs between the thread
     const ref = one.loadFromBytes(bytes).predictBatch(digits.images.subarray(0, 15 * 784), 15);
     for (const rt of [two, four]) {
       const m = rt.loadFromBytes(bytes);
-      const { slices } = watchPool(rt, () => {
+      const { slices } = completedDuring(rt, () => {
         for (const n of [1, 2, 5, 7, 15]) {
           awake(rt);
           sameBits(m.predictBatch(digits.images.subarray(0, n * 784), n), ref.subarray(0, n * 10), `${name}, ${rt.build.threads} threads, ${n} rows`);
@@ -130,6 +132,20 @@ test('models that do not fork (a CNN graph, a forest) run on the calling thread,
   const cnn = file('tests/onnx/zoo/digit-cnn.onnx');
   const x = digits.images.subarray(0, 100 * 784);
   sameBits(two.loadFromBytes(cnn).predictBatch(x, 100), one.loadFromBytes(cnn).predictBatch(x, 100), 'digit CNN');
+});
+
+test('run() on a threaded runtime runs on the calling thread, with the single-thread bits', () => {
+  const bytes = file('build/models/mnist-mlp.f32.bin'), n = 100;
+  const feeds = { input: { data: digits.images.subarray(0, n * 784), dims: [n, 784] } };
+  const want = one.loadFromBytes(bytes).run(feeds).output;
+  const m = two.loadFromBytes(bytes);
+  const jobs = completedDuring(two, () => {
+    const got = m.run(feeds).output;
+    assert.deepEqual(got.dims, want.dims);
+    sameBits(got.data, want.data, 'run');
+  });
+  assert.deepEqual(jobs, { rows: 0, slices: 0 });
+  m.dispose();
 });
 
 test('a non-finite row in a worker\'s share is refused as on one thread, naming the same row', () => {

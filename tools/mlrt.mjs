@@ -153,7 +153,7 @@ async function inspectReport(rt, path, options) {
   if (info.apr) report.apr = info.apr;
   if (info.modelKind) report.modelKind = info.modelKind;
   if (info.notAModel) report.notAModel = info.notAModel;
-  for (const k of ['task', 'classes', 'trees', 'clusters', 'nFeatures', 'payload', 'ngram', 'onnx']) if (info[k] !== undefined) report[k] = info[k];
+  for (const k of ['task', 'classCount', 'classes', 'trees', 'clusters', 'nFeatures', 'payload', 'ngram', 'onnx']) if (info[k] !== undefined) report[k] = info[k];
   if (info.apr?.magic === 'APRN') {
     report.encrypted = Boolean(info.apr.encrypted);
     const publicKey = options['public-key'] !== undefined ? await readKey(options['public-key'], 'public key') : undefined;
@@ -188,6 +188,7 @@ function inspectText(r) {
   }
   if (r.clusters !== undefined) row('clusters', `${r.clusters} centroids of ${r.nFeatures} features`);
   if (r.classes) row('classes', r.classes.length > 20 ? `${r.classes.length}: ${r.classes.slice(0, 20).join(', ')}, ...` : r.classes.join(', '));
+  else if (r.classCount) row('classes', `${r.classCount} (a label is its output's index)`);
   if (r.ngram) {
     row('ngram', `${r.ngram.estimator}, n ${r.ngram.n}: ${r.ngram.contexts} contexts, ${r.ngram.transitions} transitions, ${r.ngram.commands} commands (${r.ngram.totalCommands} seen)`);
   }
@@ -319,6 +320,39 @@ function npyBytes(values, n, outputs) {
   return out;
 }
 
+/**
+ * The shortest decimal that reads back as float32 x, as numpy prints a float32, given as the number
+ * nearest it: JSON.stringify then prints those digits — 0.87, not float32(0.87)'s float64 value
+ * 0.8700000047683716. For each precision p from 1 digit up, the p-digit decimals nearest x are
+ * tried: x.toExponential(p - 1) and its neighbours, since next to a power of two the decimals that
+ * read back as x are not centred on it. Of two, the nearer to x wins (compared exactly), then the
+ * even last digit, as numpy's Dragon4 chooses. Nine digits always read back.
+ */
+function shortestF32(x) {
+  if (!Number.isFinite(x) || x === 0) return x;
+  for (let p = 1; p <= 9; p++) {
+    const [mantissa, exponent] = x.toExponential(p - 1).split('e');
+    const digits = Number(mantissa.replace('.', '')), scale = Number(exponent) - (p - 1);
+    const fits = [digits - 1, digits, digits + 1].filter((d) => Math.fround(Number(`${d}e${scale}`)) === x);
+    if (!fits.length) continue;
+    const off = (d) => distance(d, scale, x);
+    const best = fits.reduce((a, d) => (off(d) < off(a) || (off(d) === off(a) && d % 2 === 0) ? d : a));
+    return Number(`${best}e${scale}`);
+  }
+  return x;
+}
+
+// |d × 10^scale − x| for float32 x, exactly, in units of 2^-A × 10^-B (the same for one scale and x).
+function distance(d, scale, x) {
+  const view = new DataView(new ArrayBuffer(4));
+  view.setFloat32(0, x);
+  const bits = view.getUint32(0), field = (bits >>> 23) & 0xff, fraction = bits & 0x7fffff;
+  const m = BigInt((field ? fraction | 0x800000 : fraction) * (bits >>> 31 ? -1 : 1)), e = (field || 1) - 150; // x = m × 2^e
+  const A = Math.max(0, -e), B = Math.max(0, -scale);
+  const diff = BigInt(d) * 10n ** BigInt(scale + B) * 2n ** BigInt(A) - m * 2n ** BigInt(e + A) * 10n ** BigInt(B);
+  return diff < 0n ? -diff : diff;
+}
+
 // Every row's output, and its label unless the model is a regressor: a classifier's class label as
 // stored (info.classes), or KMeans' nearest centroid. Or the outputs alone as f32 / .npy bytes.
 async function predict(rt, [file, input], options) {
@@ -332,7 +366,7 @@ async function predict(rt, [file, input], options) {
   if (format === 'json') {
     const labels = task === 'regression' ? null : model.predictLabels(values, n);
     const rows = Array.from({ length: n }, (_, i) => {
-      const o = Array.from(out.subarray(i * outputSize, (i + 1) * outputSize));
+      const o = Array.from(out.subarray(i * outputSize, (i + 1) * outputSize), shortestF32);
       return labels ? { output: o, label: labels[i] } : { output: o };
     });
     bytes = new TextEncoder().encode(`${JSON.stringify(batch ? rows : rows[0])}\n`);

@@ -20,7 +20,7 @@ export class MlrtError extends Error {
 export type Format = 'bin' | 'safetensors' | 'bintensors' | 'apr' | 'onnx';
 export type ModelKind =
   | 'mlp' | 'linear_regression' | 'logistic_regression' | 'decision_tree' | 'random_forest' | 'kmeans'
-  /** An ONNX graph: one float input, one float output (info.onnx lists it). */
+  /** An ONNX graph: named inputs and outputs (info.inputs, info.outputs; info.onnx lists the file's). */
   | 'graph';
 /** What predict's outputs mean: per-class scores, predicted values, or distances to centroids. */
 export type Task = 'classification' | 'regression' | 'clustering';
@@ -152,6 +152,7 @@ export interface Inspection {
   readonly notAModel?: { readonly code: MlrtErrorCode; readonly message: string };
   /** With modelKind: as in ModelInfo. */
   readonly task?: Task;
+  readonly classCount?: number;
   readonly classes?: readonly number[];
   readonly trees?: TreeFacts;
   readonly clusters?: number;
@@ -173,12 +174,30 @@ export interface LayerInfo {
   readonly activation: Activation;
 }
 
+/** The element types of a model's inputs and outputs (info.inputs, info.outputs), by mlrt's names. */
+export type TensorDType = 'F32' | 'I32' | 'I64' | 'U8' | 'BOOL';
+
+/** One input or output of a model, as info lists it. */
+export interface TensorSpec {
+  readonly name: string;
+  readonly dtype: TensorDType;
+  /** Each dimension: a number, or the name of a dimension that varies per call ('batch', a
+   * sequence length), which run() takes at any size from 1 (up to maxDims' limit when it has one). */
+  readonly shape: readonly (number | string)[];
+  /** The largest value of the named dimensions that have a limit, e.g. { sequence: 512 }. */
+  readonly maxDims?: Readonly<Record<string, number>>;
+}
+
 export interface ModelInfo {
   readonly format: Format;
   readonly kind: ModelKind;
   readonly task: Task;
-  /** Classification: the class labels as stored (3, 7, 12), ascending; predict's scores are in this
-   * order. MLPs: 0..outputSize-1; logistic regression and one-output sigmoid MLPs: [0, 1]. */
+  /** Classification: the number of classes (predict's scores, one per class). */
+  readonly classCount?: number;
+  /** Classification, when the file stores its labels (trees, forests): the class labels (3, 7, 12),
+   * ascending; predict's scores are in this order. Absent where the labels are implicit (MLPs,
+   * logistic regression, graphs): the label is the output's index, 0..classCount-1 (a one-output
+   * sigmoid: 0 or 1), and is never listed. */
   readonly classes?: readonly number[];
   /** Decision trees and random forests. */
   readonly trees?: TreeFacts;
@@ -203,6 +222,11 @@ export interface ModelInfo {
    * is checked at load and not kept. */
   readonly weightBytes: number;
   readonly layers: readonly LayerInfo[];
+  /** What run() takes: dense models, trees, forests and k-means one 'input' ['batch', inputSize]
+   * F32; graphs their own. */
+  readonly inputs: readonly TensorSpec[];
+  /** What run() gives: dense models, trees, forests and k-means one 'output' ['batch', outputSize] F32. */
+  readonly outputs: readonly TensorSpec[];
   readonly metadata: Metadata;
   /** ONNX graphs: the graph and its plan. */
   readonly onnx?: OnnxGraphInfo;
@@ -256,17 +280,55 @@ export interface SecureLoadOptions extends LoadOptions {
 /** Argon2id with aprender's parameters (m=19456 KiB, t=2, p=1, version 0x13), 32 bytes out. */
 export type Argon2idFunction = (password: Uint8Array, salt: Uint8Array) => Promise<Uint8Array> | Uint8Array;
 
+/** An element type of run()'s tensors, by onnxruntime-web's names. */
+export type TensorType = 'float32' | 'int32' | 'int64' | 'uint8' | 'bool';
+
+/** The typed array that holds each TensorType. */
+export interface TensorData {
+  float32: Float32Array;
+  int32: Int32Array;
+  int64: BigInt64Array;
+  uint8: Uint8Array;
+  /** 0 or 1 per element. */
+  bool: Uint8Array;
+}
+
+/** One input of run(): its data, row-major, and its dims. Without `type`, the typed array says it
+ * (a Uint8Array is uint8: give type 'bool' for a boolean mask). onnxruntime-web's Tensor is one
+ * (at run time; TypeScript may need a cast, as its types cover more element types). */
+export type TensorFeed =
+  | { readonly type?: undefined; readonly data: Float32Array | Int32Array | BigInt64Array | Uint8Array; readonly dims: readonly number[] }
+  | { readonly type: 'float32'; readonly data: Float32Array; readonly dims: readonly number[] }
+  | { readonly type: 'int32'; readonly data: Int32Array; readonly dims: readonly number[] }
+  /** int64 also takes an Int32Array, for convenience (widened by the C core). */
+  | { readonly type: 'int64'; readonly data: BigInt64Array | Int32Array; readonly dims: readonly number[] }
+  | { readonly type: 'uint8' | 'bool'; readonly data: Uint8Array; readonly dims: readonly number[] };
+
+/** One output of run(): a copy, owned by the caller. */
+export type TensorResult = { [T in TensorType]: { type: T; data: TensorData[T]; dims: number[] } }[TensorType];
+
 export interface Model {
   readonly info: ModelInfo;
   readonly disposed: boolean;
+  /**
+   * Runs the model on named, typed inputs, in onnxruntime-web's convention: every input of
+   * info.inputs by name, each { data, dims } (a dimension named in info.inputs' shape may take any
+   * size from 1, the same in every input that names it). Returns every output of info.outputs by
+   * name, as { type, data, dims }. Element types: an input takes its own type; an int64 input also
+   * int32; a uint8 mask also bool, int32 or int64 (of 0 and 1). Wrong names, types or dims are
+   * INVALID_ARGUMENT, naming the input. Runs on the calling thread.
+   */
+  run(feeds: Readonly<Record<string, TensorFeed>>): Record<string, TensorResult>;
   /** One input of info.inputSize finite numbers (trees and forests also take NaN: it goes right at
-   * every split). Returns info.outputSize values: per-class scores in info.classes order (a tree:
-   * one-hot; a forest: vote shares), the regressed value, or KMeans' squared distance to each centroid. */
+   * every split), for models whose one input is rows of floats (info.inputSize > 0; others take
+   * run()). Returns info.outputSize values: per-class scores in label order (a tree: one-hot; a
+   * forest: vote shares), the regressed value, or KMeans' squared distance to each centroid. */
   predict(input: Float32Array | Float64Array | readonly number[]): Float32Array;
   /** n inputs, row after row: n * info.inputSize numbers. Returns n * info.outputSize. */
   predictBatch(inputs: Float32Array | Float64Array | readonly number[], n: number): Float32Array;
-  /** A classifier's class label as stored (ties: the smallest label), or KMeans' nearest centroid
-   * (ties: the lowest index). Regressors throw INVALID_ARGUMENT. */
+  /** A classifier's class label: as stored (info.classes), else the best output's index (ties: the
+   * smallest label); or KMeans' nearest centroid (ties: the lowest index). Regressors throw
+   * INVALID_ARGUMENT. */
   predictLabel(input: Float32Array | Float64Array | readonly number[]): number;
   /** n inputs, row after row: one label each. */
   predictLabels(inputs: Float32Array | Float64Array | readonly number[], n: number): Uint32Array;
@@ -289,13 +351,15 @@ export interface Runtime {
   readonly build: {
     readonly simd: boolean;
     readonly relaxed: boolean;
-    /** Threads predictBatch runs dense models on (this one and the workers); 1 without workers. */
+    /** Threads predict and predictBatch run dense models on (this one and the workers); 1 without workers. */
     readonly threads: number;
     /** Why `threads` > 1 was asked for but the runtime runs on one thread (e.g. 'no SharedArrayBuffer'). */
     readonly threadsUnavailable?: string;
   };
   /** Ends the worker threads (threads > 1); the runtime and its models go on, on this thread. */
   dispose(): void;
+  /** The worker pool, for diagnostics and tests; null with one thread (and after dispose()). */
+  readonly threadPool: ThreadPoolDiagnostics | null;
   /** Bytes of wasm memory (grows, never shrinks). */
   readonly memoryBytes: number;
   inspect(bytes: Uint8Array | ArrayBuffer): Inspection;
@@ -307,6 +371,20 @@ export interface Runtime {
   load(bytes: Uint8Array | ArrayBuffer, options?: SecureLoadOptions): Promise<Model>;
 }
 
+/** What rt.threadPool shows of the workers (threads > 1). */
+export interface ThreadPoolDiagnostics {
+  /** Workers: the runtime's threads besides the calling one. */
+  readonly size: number;
+  /** How many workers sleep in Atomics.wait. Workers spin a little (about 0.1-0.3 ms) after each
+   * job, then sleep; a small batch's layer slices go to workers only while none sleeps. */
+  readonly sleeping: number;
+  /** Wakes the sleeping workers (they spin for the next job); returns how many slept. */
+  wake(): number;
+  /** Jobs the workers finished without error since the pool started: blocks of a batch's rows
+   * (batches of 16 rows or more) and slices of a layer's outputs (smaller batches). */
+  readonly completed: { readonly rows: number; readonly slices: number };
+}
+
 export interface RuntimeOptions {
   /** The .wasm to use; default: mlrt-relaxed.wasm, mlrt.wasm or mlrt-scalar.wasm next to this
    * module, by what the engine supports. */
@@ -316,7 +394,7 @@ export interface RuntimeOptions {
   /** 'auto' (default) picks the relaxed-SIMD build when the engine has relaxed SIMD (Chromium,
    * workerd; Node 20 with --experimental-wasm-relaxed-simd); false: the SIMD128 build. */
   relaxed?: 'auto' | boolean;
-  /** Threads for predictBatch on dense models: 1 (default), n, or 'auto' (one per core). Needs
+  /** Threads for predict and predictBatch on dense models: 1 (default), n, or 'auto' (one per core). Needs
    * SharedArrayBuffer (browsers: a cross-origin-isolated page); otherwise one thread, with
    * build.threadsUnavailable saying why. Rows give the same bits for any thread count. */
   threads?: number | 'auto';

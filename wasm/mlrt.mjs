@@ -102,13 +102,14 @@ const encoder = new TextEncoder();
  * `simd: false` steps down. The relaxed build fuses multiply-adds, so its f32 results may differ
  * from the other two builds (which agree bit for bit) in the last bits. `rt.build` says which
  * instruction sets the module was compiled for (also when `wasm` is given).
- * `threads: n | 'auto'` (default 1) runs predictBatch rows of dense models on n threads: this
+ * `threads: n | 'auto'` (default 1) runs predict and predictBatch of dense models on n threads: this
  * thread and n - 1 workers over one shared memory (mlrt-threads.wasm, SIMD128), each row giving
  * the bits it gives on one thread. Where workers over shared memory are unavailable (no
  * SharedArrayBuffer, a page that is not cross-origin isolated, edge workers), it runs on one
  * thread and `rt.build.threadsUnavailable` says why. `rt.dispose()` ends the workers.
  * @param {{ wasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module,
- *           simd?: 'auto' | boolean, relaxed?: 'auto' | boolean, threads?: number | 'auto' }} [options]
+ *           simd?: 'auto' | boolean, relaxed?: 'auto' | boolean, threads?: number | 'auto',
+ *           threadsWasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module }} [options]
  */
 export async function createRuntime(options = {}) {
   const threads = options.threads ?? 1;
@@ -122,7 +123,7 @@ export async function createRuntime(options = {}) {
       : !simdSupported() ? 'no WebAssembly SIMD128' : t.threadsUnavailable();
     if (n > 1 && !why) return threadedRuntime(t, options, n);
     const rt = await createRuntime({ ...options, threads: 1 });
-    rt.build = Object.freeze({ ...rt.build, threads: 1, ...(why ? { threadsUnavailable: why } : {}) });
+    if (why) rt.build = Object.freeze({ ...rt.build, threadsUnavailable: why });
     return rt;
   }
   const auto = (v) => v === undefined || v === 'auto';
@@ -133,113 +134,187 @@ export async function createRuntime(options = {}) {
   const relaxed = simd && (auto(options.relaxed) ? relaxedSimdSupported() : Boolean(options.relaxed));
   const module = await compile(options.wasm ?? defaultWasmUrl(simd, relaxed));
   const instance = await WebAssembly.instantiate(module, importsFor(module));
-  return new Runtime(instance.exports, { simd, relaxed }, instance.exports.memory);
+  instance.exports._initialize?.(); // the standalone builds' constructors
+  return new Runtime(new Wasm(instance.exports, instance.exports.memory));
 }
 
+// n threads: the threaded build over a shared memory, and n - 1 workers running it.
 async function threadedRuntime(t, options, n) {
   const module = await compile(options.threadsWasm ?? new URL('./mlrt-threads.wasm', import.meta.url));
   const memory = new WebAssembly.Memory({ initial: 16, maximum: 32768, shared: true });
   const instance = await WebAssembly.instantiate(module, t.threadImports(module, memory));
-  instance.exports.__wasm_call_ctors?.();
-  const rt = new Runtime(instance.exports, { simd: true, relaxed: false }, memory);
-  rt._pool = await t.Pool.start(module, memory, n - 1, (bytes) => rt._alloc(bytes));
-  rt.build = Object.freeze({ ...rt.build, threads: n });
-  return rt;
+  instance.exports.__wasm_call_ctors?.(); // once, on this thread: the workers share what they set up
+  const wasm = new Wasm(instance.exports, memory);
+  try {
+    wasm.threads = await t.ThreadRunner.start(wasm, module, memory, n - 1);
+  } catch (e) {
+    throw new MlrtError('WASM_LOAD_FAILED', `createRuntime: the worker threads did not start: ${e?.message ?? e}`);
+  }
+  return new Runtime(wasm);
 }
 
-class Runtime {
-  #x;
+// mlrt.h's functions the module calls: a build without one is not an mlrt build of this version.
+const EXPORTS = ['mlrt_alloc', 'mlrt_dealloc', 'mlrt_build_flags', 'mlrt_status_name', 'mlrt_load_from_bytes_ex', 'mlrt_free',
+  'mlrt_model_info_json', 'mlrt_predict_batch', 'mlrt_predict_labels', 'mlrt_model_fork', 'mlrt_layer_slice', 'mlrt_layer',
+  'mlrt_layer_weights', 'mlrt_inspect', 'mlrt_string_free', 'mlrt_run', 'mlrt_output'];
+
+// mlrt.h's structs as laid out in wasm32 memory (pinned by _Static_asserts in src/api/host.c).
+const ERROR = { bytes: 324, message: 4 };                               // mlrt_error { code; char message[320] }
+const TENSOR = { bytes: 88, name: 0, dtype: 4, rank: 8, dims: 16, data: 80 }; // mlrt_tensor
+const MAX_DIMS = 8;                                                     // MLRT_MAX_DIMS
+const LOAD_OPTIONS = { bytes: 8, expect: 0, weightLayout: 4 };          // mlrt_load_options
+const LAYER_INFO = { bytes: 16, hasBias: 12 };                          // mlrt_layer_info { inputs, outputs, activation, has_bias }
+
+// The element types run() takes and gives, by onnxruntime-web's tensor type names: their mlrt_dtype
+// numbers (mlrt.h) and typed arrays. int64 also takes an Int32Array (run passes it as I32, which
+// mlrt_run widens); bool is a Uint8Array of 0 and 1, as in onnxruntime-web.
+const TENSOR_TYPES = {
+  float32: { dtype: 11, array: Float32Array },
+  int32: { dtype: 9, array: Int32Array },
+  int64: { dtype: 13, array: BigInt64Array },
+  uint8: { dtype: 1, array: Uint8Array },
+  bool: { dtype: 0, array: Uint8Array },
+};
+const DTYPE_I32 = TENSOR_TYPES.int32.dtype;
+const TYPE_OF_DTYPE = new Map(Object.entries(TENSOR_TYPES).map(([type, t]) => [t.dtype, type]));
+
+// The wasm instance and what a runtime's models share through it: views over its memory (renewed
+// after the memory grows, which detaches old views), its allocator, the mlrt_error that every call
+// on this thread fills, the thread runner (threads.mjs, when threads > 1, else null), and the
+// registry that frees the models dropped without dispose(). Module-private: used by Runtime, Model
+// and threads.mjs.
+class Wasm {
+  #memory;
   #u8 = new Uint8Array(0);
-  #f32 = new Float32Array(0);
+  #view = new DataView(new ArrayBuffer(0));
   #models;
+  /** The exports (mlrt.h's functions). */
+  x;
+  /** The mlrt_error every call from this thread passes (workers pass NULL). */
+  error;
+  /** threads.mjs' ThreadRunner, while workers run (threads > 1); else null. */
+  threads = null;
 
-  #mem;
-  _pool = null; // threads.mjs Pool, when threads > 1
-
-  constructor(exports, chosen, memory) {
-    this.#x = exports;
-    this.#mem = memory;
-    exports._initialize?.();
-    // What the module was compiled for (bit 0: SIMD128, bit 1: relaxed SIMD), which is the truth when
-    // the caller passed its own wasm; a module without that export reports what was asked for.
-    const f = exports.mlrt_wasm_build?.();
-    this.build = Object.freeze({ ...(f === undefined ? chosen : { simd: (f & 1) !== 0, relaxed: (f & 2) !== 0 }), threads: 1 });
-    // Frees the wasm side of models that were dropped without dispose().
+  constructor(exports, memory) {
+    const missing = EXPORTS.filter((name) => typeof exports[name] !== 'function');
+    if (missing.length) throw new MlrtError('WASM_LOAD_FAILED', `not an mlrt build of this version: it lacks ${missing.join(', ')}`);
+    this.x = exports;
+    this.#memory = memory;
+    this.error = this.alloc(ERROR.bytes);
     this.#models = typeof FinalizationRegistry === 'function'
-      ? new FinalizationRegistry((handles) => this._release(handles)) : null;
+      ? new FinalizationRegistry((record) => this.#free(record)) : null;
   }
 
-  /** Bytes of wasm memory in use by the heap (grows, never shrinks). */
-  get memoryBytes() { return this.#mem.buffer.byteLength; }
+  get memoryBytes() { return this.#memory.buffer.byteLength; }
 
-  // Views over wasm memory, renewed after the memory grows (growth detaches old views).
-  _u8() {
-    if (this.#u8.buffer !== this.#mem.buffer) this.#u8 = new Uint8Array(this.#mem.buffer);
+  u8() {
+    if (this.#u8.buffer !== this.#memory.buffer) this.#u8 = new Uint8Array(this.#memory.buffer);
     return this.#u8;
   }
-  _f32() {
-    if (this.#f32.buffer !== this.#mem.buffer) this.#f32 = new Float32Array(this.#mem.buffer);
-    return this.#f32;
+
+  view() {
+    if (this.#view.buffer !== this.#memory.buffer) this.#view = new DataView(this.#memory.buffer);
+    return this.#view;
   }
 
-  _string(ptr) {
-    const u8 = this._u8();
+  /** A typed array of `length` elements at ptr, over wasm memory (valid until the memory grows). */
+  array(Type, ptr, length) { return new Type(this.#memory.buffer, ptr, length); }
+
+  string(ptr) {
+    const u8 = this.u8();
     let end = ptr;
     while (u8[end]) end++;
     // TextDecoder refuses views of shared memory (the threaded build's): decode a copy there
     return decoder.decode(u8.buffer instanceof ArrayBuffer ? u8.subarray(ptr, end) : u8.slice(ptr, end));
   }
 
-  _alloc(bytes) {
-    const ptr = this.#x.mlrt_wasm_alloc(bytes);
+  alloc(bytes) {
+    const ptr = this.x.mlrt_alloc(bytes);
     if (!ptr) throw new MlrtError('OUT_OF_MEMORY', `mlrt: cannot allocate ${bytes} bytes of wasm memory`);
     return ptr;
   }
 
-  _free(ptr) { this.#x.mlrt_wasm_free(ptr); }
+  free(ptr) { this.x.mlrt_dealloc(ptr); }
 
-  _error() {
-    const x = this.#x;
-    const code = this._string(x.mlrt_wasm_status_name(x.mlrt_wasm_error_code()));
-    return new MlrtError(code, this._string(x.mlrt_wasm_error_message()));
+  /** The refusal that the last failed call wrote into `error`, as an MlrtError. */
+  failure() {
+    const code = this.view().getInt32(this.error, true);
+    return new MlrtError(this.string(this.x.mlrt_status_name(code)), this.string(this.error + ERROR.message));
   }
 
-  // Copies the caller's bytes into wasm memory for the duration of fn(ptr, len).
-  _withBytes(bytes, what, fn) {
-    bytes = asBytes(bytes, what);
-    const ptr = this._alloc(bytes.length);
-    try {
-      this._u8().set(bytes, ptr);
-      return fn(ptr, bytes.length);
-    } finally {
-      this.#x.mlrt_wasm_free(ptr);
-    }
+  /** Throws the call's refusal unless its status is 0 (MLRT_OK). */
+  check(status) {
+    if (status !== 0) throw this.failure();
   }
 
-  // A NUL-terminated copy of s (or 0 for undefined) in wasm memory for the duration of fn(ptr).
-  _withString(s, fn) {
-    if (s === undefined) return fn(0);
-    const utf8 = encoder.encode(s);
-    const ptr = this._alloc(utf8.length + 1);
+  /** Runs fn(ptr) with `bytes` of wasm memory, freed afterwards. */
+  withScratch(bytes, fn) {
+    const ptr = this.alloc(bytes);
     try {
-      const u8 = this._u8();
-      u8.set(utf8, ptr);
-      u8[ptr + utf8.length] = 0;
       return fn(ptr);
     } finally {
-      this.#x.mlrt_wasm_free(ptr);
+      this.free(ptr);
     }
   }
+
+  /** Copies the caller's bytes into wasm memory for the duration of fn(ptr, len). */
+  withBytes(bytes, what, fn) {
+    bytes = asBytes(bytes, what);
+    return this.withScratch(bytes.length, (ptr) => {
+      this.u8().set(bytes, ptr);
+      return fn(ptr, bytes.length);
+    });
+  }
+
+  /** Watches a model: if it is dropped without dispose(), its record's wasm memory is freed. */
+  track(model, record) { this.#models?.register(model, record, record); }
+
+  /** Frees a model's wasm memory now (dispose()). */
+  release(record) {
+    this.#models?.unregister(record);
+    this.#free(record);
+  }
+
+  // A model's record: { ptr, io, inputSize, outputSize, layers, threads }. Its forks go first.
+  #free(record) {
+    record.threads?.release();
+    record.threads = null;
+    if (record.io) this.free(record.io);
+    if (record.ptr) this.x.mlrt_free(record.ptr);
+    record.io = record.ptr = 0;
+  }
+}
+
+class Runtime {
+  #wasm;
+
+  constructor(wasm) {
+    this.#wasm = wasm;
+    // What the module was compiled for (mlrt_build_flags bit 0: SIMD128, bit 1: relaxed SIMD),
+    // which is the truth also when the caller passed its own wasm.
+    const flags = wasm.x.mlrt_build_flags();
+    this.build = Object.freeze({ simd: (flags & 1) !== 0, relaxed: (flags & 2) !== 0, threads: (wasm.threads?.workers ?? 0) + 1 });
+  }
+
+  /** Bytes of wasm memory in use by the heap (grows, never shrinks). */
+  get memoryBytes() { return this.#wasm.memoryBytes; }
+
+  /**
+   * The worker pool, for diagnostics and tests (null with one thread): size (workers), sleeping
+   * (how many sleep in Atomics.wait), wake() (wakes them; returns how many slept), completed
+   * ({ rows, slices }: jobs the workers finished without error).
+   */
+  get threadPool() { return this.#wasm.threads?.diagnostics() ?? null; }
 
   /** Lists a file's tensors and metadata without building a model. */
   inspect(bytes) {
-    const x = this.#x;
-    const json = this._withBytes(bytes, 'inspect', (ptr, len) => x.mlrt_wasm_inspect(ptr, len));
-    if (!json) throw this._error();
+    const w = this.#wasm;
+    const json = w.withBytes(bytes, 'inspect', (ptr, len) => w.x.mlrt_inspect(ptr, len, w.error));
+    if (!json) throw w.failure();
     try {
-      return JSON.parse(this._string(json));
+      return JSON.parse(w.string(json));
     } finally {
-      x.mlrt_wasm_free(json);
+      w.x.mlrt_string_free(json);
     }
   }
 
@@ -250,7 +325,7 @@ class Runtime {
    * how a tensor file's dense weights are stored; 'auto' decides from biases, widths and names.
    */
   loadFromBytes(bytes, options = {}) {
-    return this._load(bytes, options?.expect, 'loadFromBytes', null, options?.weightLayout);
+    return this.#load(bytes, options?.expect, 'loadFromBytes', null, options?.weightLayout);
   }
 
   /**
@@ -277,7 +352,7 @@ class Runtime {
         this.inspect(file); // a file that is no model at all says so first
         throw new MlrtError('NOT_SIGNED', `load: ${publicKey != null ? 'a trusted publicKey was given' : 'requireSignature is set'} but the file is not signed (only .apr v1 files carry signatures)`);
       }
-      return this._load(file, expect, 'load', { signature: NO_SIGNATURE, encrypted: false }, weightLayout);
+      return this.#load(file, expect, 'load', { signature: NO_SIGNATURE, encrypted: false }, weightLayout);
     }
     const crypto = await import('./apr-crypto.mjs');
     const check = await crypto.verifyAprV1(file, { publicKey }); // throws for a malformed container
@@ -286,28 +361,28 @@ class Runtime {
     }
     if (check.signed && !check.valid) throw new MlrtError('SIGNATURE_INVALID', `load: apr: ${check.reason}`);
     const signature = { signed: check.signed, signer: check.signer, verified: check.valid };
-    if (!(flags & APR_ENCRYPTED)) return this._load(file, expect, 'load', { signature, encrypted: false });
+    if (!(flags & APR_ENCRYPTED)) return this.#load(file, expect, 'load', { signature, encrypted: false });
     if (password == null && recipientSecretKey == null) {
       throw new MlrtError('ENCRYPTED', 'load: the .apr payload is encrypted (flag 0x01): pass { password } (password mode) or { recipientSecretKey } (X25519 recipient mode)');
     }
-    this._checkBeforeDecrypting(file, expect);
+    this.#checkBeforeDecrypting(file, expect);
     const { file: plain, mode } = await crypto.decryptAprV1Detailed(file, { password, recipientSecretKey, argon2id });
-    return this._load(plain, expect, 'load', { signature, encrypted: mode });
+    return this.#load(plain, expect, 'load', { signature, encrypted: mode });
   }
 
   // The C loader checks the header (model type, expect), the sections and the metadata of an
   // encrypted file and then stops at ENCRYPTED: any other refusal comes before the slow KDF.
-  _checkBeforeDecrypting(file, expect) {
+  #checkBeforeDecrypting(file, expect) {
     try {
-      this._load(file, expect, 'load', null).dispose(); // not reached: the payload is encrypted
+      this.#load(file, expect, 'load', null).dispose(); // not reached: the payload is encrypted
     } catch (e) {
       if (e?.code !== 'ENCRYPTED') throw e;
     }
   }
 
   // loadFromBytes and load: extra members (or null) join info before it is frozen.
-  _load(bytes, expect, what, extra, weightLayout = 'auto') {
-    const x = this.#x;
+  #load(bytes, expect, what, extra, weightLayout = 'auto') {
+    const w = this.#wasm;
     if (expect !== undefined && (typeof expect !== 'string' || expect.includes('\0'))) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: options.expect must be a string without NUL`);
     }
@@ -315,141 +390,40 @@ class Runtime {
     if (layout < 0) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: options.weightLayout must be 'auto', 'out_in' or 'in_out', got ${JSON.stringify(weightLayout)}`);
     }
-    const handle = this._withBytes(bytes, what,
-      (ptr, len) => this._withString(expect, (e) => x.mlrt_wasm_load(ptr, len, e, layout)));
-    if (!handle) throw this._error();
-    const info = deepFreeze(Object.assign(JSON.parse(this._string(x.mlrt_wasm_info(handle))), extra));
-    const handles = { model: handle, io: 0, in: info.inputSize, out: info.outputSize, layers: info.layers ?? null };
+    const expectUtf8 = expect === undefined ? null : encoder.encode(expect);
+    const ptr = w.withBytes(bytes, what, (file, len) => w.withScratch(LOAD_OPTIONS.bytes + (expectUtf8?.length ?? 0) + 1, (opts) => {
+      writeLoadOptions(w, opts, expectUtf8, layout);
+      return w.x.mlrt_load_from_bytes_ex(file, len, opts, w.error);
+    }));
+    if (!ptr) throw w.failure();
+    const info = deepFreeze(Object.assign(JSON.parse(w.string(w.x.mlrt_model_info_json(ptr))), extra));
+    const record = { ptr, io: 0, inputSize: info.inputSize, outputSize: info.outputSize, layers: info.layers ?? null, threads: null };
     try {
-      handles.io = this._alloc((info.inputSize + info.outputSize) * 4);
+      record.io = w.alloc((info.inputSize + info.outputSize) * 4); // one row's input and output, or one label
     } catch (e) {
-      this._release(handles);
+      w.release(record);
       throw e;
     }
-    const model = new Model(this, handles, info);
-    this.#models?.register(model, handles, handles);
+    const model = new Model(w, record, info);
+    w.track(model, record);
     return model;
   }
 
   /** Ends the worker threads (threads > 1); the runtime and its models go on, on this thread. */
   dispose() {
-    this._pool?.terminate();
-    this._pool = null;
+    this.#wasm.threads?.terminate();
+    this.#wasm.threads = null;
     this.build = Object.freeze({ ...this.build, threads: 1 });
   }
+}
 
-  _release(handles) {
-    for (const f of handles.forks ?? []) this.#x.mlrt_wasm_dispose(f); // forks go before their model
-    handles.forks = null;
-    if (handles.io) this.#x.mlrt_wasm_free(handles.io);
-    if (handles.slices) this.#x.mlrt_wasm_free(handles.slices.ptr);
-    handles.slices = null;
-    if (handles.model) this.#x.mlrt_wasm_dispose(handles.model);
-    handles.io = handles.model = 0;
-  }
-
-  _dispose(handles) {
-    this.#models?.unregister(handles);
-    this._release(handles);
-  }
-
-  _layerWeights(handles, i, inputs, outputs) {
-    const w = this._alloc((inputs * outputs + outputs) * 4), b = w + inputs * outputs * 4;
-    try {
-      const status = this.#x.mlrt_wasm_layer_weights(handles.model, i, w, b); // -1: no bias in the file
-      if (status > 0) throw this._error();
-      const f32 = this._f32();
-      return {
-        weight: f32.slice(w >> 2, (w >> 2) + inputs * outputs),
-        bias: status === -1 ? null : f32.slice(b >> 2, (b >> 2) + outputs),
-      };
-    } finally {
-      this._free(w);
-    }
-  }
-
-  _predict(handles, inPtr, n, outPtr) {
-    const x = this.#x, pool = this._pool;
-    if (pool && n >= MIN_ROWS_PER_THREAD * 2 && this._forks(handles)) {
-      // rows split in blocks of whole register tiles; this thread takes the first block
-      const rowBytes = handles.in * 4, outBytes = handles.out * 4;
-      const t = Math.min(pool.size + 1, Math.floor(n / MIN_ROWS_PER_THREAD));
-      const per = Math.ceil(n / t / ROW_ALIGN) * ROW_ALIGN;
-      const jobs = [];
-      for (let r = per, k = 0; r < n && k < pool.size; r += per, k++) {
-        jobs.push({ model: handles.forks[k], in: inPtr + r * rowBytes, n: Math.min(per, n - r), out: outPtr + r * outBytes });
-      }
-      let own = 0;
-      const statuses = pool.run(jobs, () => { own = x.mlrt_wasm_predict(handles.model, inPtr, Math.min(per, n), outPtr); });
-      if (own === 0 && statuses.every((st) => st === 0)) return;
-      // a row failed: the whole batch again on this thread, so the error names its row as usual
-    }
-    if (pool && n < MIN_ROWS_PER_THREAD * 2 && this._predictSliced(handles, inPtr, n, outPtr)) return;
-    if (x.mlrt_wasm_predict(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
-  }
-
-  // Too few rows to split: the outputs of each large layer are split between the threads instead,
-  // layer by layer (slices of MLRT_SLICE outputs, each computed as in the whole layer), with the
-  // activations between layers in a buffer of the model's. False, before or after any work, when
-  // no layer is worth splitting, the model does not fork, a worker sleeps (woken for the next call:
-  // its wake-up would cost more than the slice), or a slice failed: the caller then runs the rows on
-  // this thread, whose error names them as usual.
-  _predictSliced(handles, inPtr, n, outPtr) {
-    const L = handles.layers, x = this.#x, pool = this._pool;
-    const parts = (l) => (l.activation === 'softmax' || n * l.inputs * l.outputs < SLICE_MIN_MACS ? 1
-      : Math.min(pool.size + 1, Math.floor(l.outputs / SLICE)));
-    if (!L || !L.some((l) => parts(l) > 1) || !this._forks(handles) || !pool.awake()) return false;
-    if (!handles.slices || handles.slices.rows < n) { // two layers' activations, the widest layer's
-      const width = Math.max(...L.map((l) => l.outputs));
-      if (handles.slices) x.mlrt_wasm_free(handles.slices.ptr);
-      handles.slices = null; // (_alloc may throw)
-      handles.slices = { ptr: this._alloc(2 * width * n * 4), rows: n, width };
-    }
-    const { ptr, width } = handles.slices;
-    let xp = inPtr;
-    for (let i = 0; i < L.length; i++) {
-      const out = L[i].outputs, t = parts(L[i]);
-      const yp = i === L.length - 1 ? outPtr : ptr + (i & 1) * width * n * 4;
-      let own = 0, statuses = [];
-      if (t > 1) {
-        const per = Math.ceil(out / t / SLICE) * SLICE, jobs = [];
-        for (let o0 = per, k = 0; o0 < out; o0 += per, k++) {
-          jobs.push({ slice: true, model: handles.forks[k], layer: i, in: xp, n, out: yp, o0, o1: Math.min(out, o0 + per) });
-        }
-        statuses = pool.run(jobs, () => { own = x.mlrt_wasm_layer_slice(handles.model, i, xp, n, yp, 0, per); });
-      } else {
-        own = x.mlrt_wasm_layer_slice(handles.model, i, xp, n, yp, 0, out);
-      }
-      if (own !== 0 || statuses.some((st) => st !== 0)) return false;
-      xp = yp;
-    }
-    return true;
-  }
-
-  // One fork of the model per worker (same weights, own scratch); false for models that do not fork.
-  _forks(handles) {
-    if (handles.forks === undefined) {
-      const forks = [];
-      for (let k = 0; k < this._pool.size; k++) {
-        const f = this.#x.mlrt_wasm_fork(handles.model);
-        if (!f) break;
-        forks.push(f);
-      }
-      if (forks.length < this._pool.size) {
-        for (const f of forks) this.#x.mlrt_wasm_dispose(f);
-        handles.forks = null;
-      } else handles.forks = forks;
-    }
-    return handles.forks !== null && handles.forks.length === this._pool.size;
-  }
-
-  _predictLabels(handles, inPtr, n, outPtr) {
-    if (this.#x.mlrt_wasm_predict_labels(handles.model, inPtr, n, outPtr) !== 0) throw this._error();
-  }
-
-  _u32() {
-    return new Uint32Array(this.#mem.buffer);
-  }
+// An mlrt_load_options at ptr, followed by expect's NUL-terminated UTF-8 (or NULL without it).
+function writeLoadOptions(w, ptr, expectUtf8, layout) {
+  const text = ptr + LOAD_OPTIONS.bytes, view = w.view(), u8 = w.u8();
+  if (expectUtf8) u8.set(expectUtf8, text);
+  u8[text + (expectUtf8?.length ?? 0)] = 0;
+  view.setUint32(ptr + LOAD_OPTIONS.expect, expectUtf8 ? text : 0, true);
+  view.setInt32(ptr + LOAD_OPTIONS.weightLayout, layout, true);
 }
 
 function asBytes(bytes, what) {
@@ -457,15 +431,6 @@ function asBytes(bytes, what) {
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
 }
-
-// Threads take rows in blocks of whole register tiles (5 rows in the SIMD128 kernels, which the
-// threaded build runs), and only batches with at least this many rows per thread are split.
-const ROW_ALIGN = 5;
-const MIN_ROWS_PER_THREAD = 8;
-// Smaller batches split each layer's outputs instead, in slices of MLRT_SLICE (mlrt.h), when the
-// layer is worth it: at least this many multiply-adds (a slice handed over costs a few µs).
-const SLICE = 32;
-const SLICE_MIN_MACS = 1 << 17;
 
 // mlrt_weight_layout, by index.
 const WEIGHT_LAYOUTS = ['auto', 'out_in', 'in_out'];
@@ -490,91 +455,206 @@ function checkInputs(input, expected, what) {
   }
 }
 
-class Model {
-  #rt;
-  #h;
+// ------------------------------------------------------------------ run(): named, typed tensors
 
-  constructor(rt, handles, info) {
-    this.#rt = rt;
-    this.#h = handles;
-    /** { format, kind, task, classes?, trees?, clusters?, inputSize, outputSize, dtype, params, weightBytes, layers, metadata } */
+const align8 = (n) => (n + 7) & ~7;
+const quoted = (names) => names.map((n) => `'${n}'`).join(', ');
+
+/**
+ * The feeds in the model's input order, each checked on its own: { name (UTF-8), dtype, dims, bytes }.
+ * What only the model knows (its element types, fixed and varying dimensions) mlrt_run checks.
+ */
+function tensorsOf(feeds, inputs) {
+  if (feeds === null || typeof feeds !== 'object' || Array.isArray(feeds)) {
+    throw new MlrtError('INVALID_ARGUMENT', 'run: feeds must be an object: { [inputName]: { data, dims } }');
+  }
+  const names = inputs.map((i) => i.name);
+  const unknown = Object.keys(feeds).find((k) => !names.includes(k));
+  if (unknown !== undefined) {
+    throw new MlrtError('INVALID_ARGUMENT', `run: the model has no input '${unknown}' (its inputs: ${quoted(names)})`);
+  }
+  const missing = names.filter((n) => feeds[n] === undefined);
+  if (missing.length) {
+    throw new MlrtError('INVALID_ARGUMENT', `run: no feed for input${missing.length > 1 ? 's' : ''} ${quoted(missing)} (the model takes ${quoted(names)})`);
+  }
+  return names.map((name) => tensorOf(feeds[name], name));
+}
+
+function tensorOf(feed, name) {
+  const what = `run: input '${name}'`;
+  if (feed === null || typeof feed !== 'object' || !('data' in feed && 'dims' in feed)) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what} must be { data, dims }${ArrayBuffer.isView(feed) ? `, not a bare ${feed.constructor.name}` : ''}`);
+  }
+  const { data, dims, type } = feed;
+  const dtype = dtypeOf(data, type, what);
+  if (!Array.isArray(dims) || dims.length > MAX_DIMS || !dims.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: dims must be an array of at most ${MAX_DIMS} non-negative integers, got ${JSON.stringify(dims)}`);
+  }
+  const count = dims.reduce((a, d) => a * d, 1);
+  if (count !== data.length) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: dims [${dims.join(', ')}] hold ${count} elements, data has ${data.length}`);
+  }
+  return { name: encoder.encode(name), dtype, dims, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+}
+
+// The mlrt_dtype of a feed's data: by its `type` when given (onnxruntime-web's Tensor has one),
+// else by its typed array.
+function dtypeOf(data, type, what) {
+  if (type !== undefined) {
+    const t = TENSOR_TYPES[type];
+    if (!Object.hasOwn(TENSOR_TYPES, type)) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: type must be one of ${Object.keys(TENSOR_TYPES).join(', ')}, got ${JSON.stringify(type)}`);
+    }
+    if (type === 'int64' && data instanceof Int32Array) return DTYPE_I32; // widened by mlrt_run
+    if (!(data instanceof t.array)) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: type '${type}' takes ${t.array.name}${type === 'int64' ? ' or Int32Array' : ''} data, got ${data?.constructor?.name ?? typeof data}`);
+    }
+    return t.dtype;
+  }
+  for (const t of Object.values(TENSOR_TYPES)) if (data instanceof t.array) return t.dtype; // (uint8 before bool)
+  throw new MlrtError('INVALID_ARGUMENT', `${what}: data must be a Float32Array, Int32Array, BigInt64Array or Uint8Array (with type 'bool' for a mask), got ${data?.constructor?.name ?? typeof data}`);
+}
+
+// Lays out n mlrt_tensor structs at ptr, then each tensor's name and data (8-aligned): the bytes needed.
+function tensorBlockBytes(tensors) {
+  let bytes = tensors.length * TENSOR.bytes;
+  for (const t of tensors) bytes = align8(bytes + t.name.length + 1) + align8(t.bytes.length);
+  return bytes;
+}
+
+function writeTensors(w, ptr, tensors) {
+  let at = ptr + tensors.length * TENSOR.bytes;
+  tensors.forEach((t, k) => {
+    const namePtr = at, dataPtr = align8(namePtr + t.name.length + 1);
+    at = dataPtr + align8(t.bytes.length);
+    const u8 = w.u8(), view = w.view(), s = ptr + k * TENSOR.bytes;
+    u8.set(t.name, namePtr);
+    u8[namePtr + t.name.length] = 0;
+    u8.set(t.bytes, dataPtr);
+    view.setUint32(s + TENSOR.name, namePtr, true);
+    view.setInt32(s + TENSOR.dtype, t.dtype, true);
+    view.setUint32(s + TENSOR.rank, t.dims.length, true);
+    t.dims.forEach((d, i) => view.setBigInt64(s + TENSOR.dims + 8 * i, BigInt(d), true));
+    view.setUint32(s + TENSOR.data, dataPtr, true);
+  });
+}
+
+// Output k of the last mlrt_run, copied out of wasm memory: { type, data, dims }.
+function readOutput(w, modelPtr, k) {
+  const s = w.x.mlrt_output(modelPtr, k), view = w.view();
+  const dtype = view.getInt32(s + TENSOR.dtype, true), rank = view.getUint32(s + TENSOR.rank, true);
+  const dims = Array.from({ length: rank }, (_, i) => Number(view.getBigInt64(s + TENSOR.dims + 8 * i, true)));
+  const type = TYPE_OF_DTYPE.get(dtype);
+  if (type === undefined) throw new MlrtError('INTERNAL', `run: output ${k} has element type ${dtype}, which run() does not return`);
+  const count = dims.reduce((a, d) => a * d, 1), Type = TENSOR_TYPES[type].array;
+  const data = count ? w.array(Type, view.getUint32(s + TENSOR.data, true), count).slice() : new Type(0);
+  return { type, data, dims };
+}
+
+class Model {
+  #wasm;
+  #m; // the record of its wasm memory (Wasm#free): ptr, io, inputSize, outputSize, layers, threads
+
+  constructor(wasm, record, info) {
+    this.#wasm = wasm;
+    this.#m = record;
+    /** { format, kind, task, classCount?, classes?, trees?, clusters?, inputSize, outputSize, dtype, params,
+     *    weightBytes, layers, inputs, outputs, metadata } */
     this.info = info;
   }
 
   #live(what) {
-    if (!this.#h.model) throw new MlrtError('DISPOSED', `${what}: the model has been disposed`);
+    if (!this.#m.ptr) throw new MlrtError('DISPOSED', `${what}: the model has been disposed`);
+  }
+
+  // predict and the label calls: a live model whose one input is rows of floats.
+  #takesRows(what) {
+    this.#live(what);
+    if (!this.info.inputSize) { // a graph whose inputs are not one row of floats
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: this model takes named inputs (${quoted(this.info.inputs.map((i) => i.name))}), not rows of floats: use run(feeds)`);
+    }
+  }
+
+  // n rows from inPtr into outPtr: split between the threads when that pays, else on this one.
+  #predictRows(inPtr, n, outPtr) {
+    const w = this.#wasm, m = this.#m;
+    if (w.threads?.predict(m, inPtr, n, outPtr)) return;
+    w.check(w.x.mlrt_predict_batch(m.ptr, inPtr, n, outPtr, w.error));
   }
 
   /** One input of info.inputSize numbers -> Float32Array(info.outputSize). */
   predict(input) {
-    this.#live('predict');
+    this.#takesRows('predict');
     const { inputSize, outputSize } = this.info;
     checkInputs(input, inputSize, 'predict');
-    const rt = this.#rt, inPtr = this.#h.io, outPtr = inPtr + inputSize * 4;
-    rt._f32().set(input, inPtr >> 2);
-    rt._predict(this.#h, inPtr, 1, outPtr);
-    return rt._f32().slice(outPtr >> 2, (outPtr >> 2) + outputSize);
+    const w = this.#wasm, inPtr = this.#m.io, outPtr = inPtr + inputSize * 4;
+    w.array(Float32Array, inPtr, inputSize).set(input);
+    this.#predictRows(inPtr, 1, outPtr);
+    return w.array(Float32Array, outPtr, outputSize).slice();
   }
 
   /** n inputs, row after row -> Float32Array(n * info.outputSize). */
   predictBatch(inputs, n) {
-    this.#live('predictBatch');
-    if (!Number.isSafeInteger(n) || n < 1) {
-      throw new MlrtError('INVALID_ARGUMENT', `predictBatch: n must be a positive integer, got ${n}`);
-    }
+    this.#takesRows('predictBatch');
+    checkRowCount(n, 'predictBatch');
     const { inputSize, outputSize } = this.info;
     checkInputs(inputs, n * inputSize, 'predictBatch');
-    const rt = this.#rt;
-    const inPtr = rt._alloc(n * (inputSize + outputSize) * 4), outPtr = inPtr + n * inputSize * 4;
-    try {
-      rt._f32().set(inputs, inPtr >> 2);
-      rt._predict(this.#h, inPtr, n, outPtr);
-      return rt._f32().slice(outPtr >> 2, (outPtr >> 2) + n * outputSize);
-    } finally {
-      rt._free(inPtr);
-    }
+    const w = this.#wasm;
+    return w.withScratch(n * (inputSize + outputSize) * 4, (inPtr) => {
+      const outPtr = inPtr + n * inputSize * 4;
+      w.array(Float32Array, inPtr, n * inputSize).set(inputs);
+      this.#predictRows(inPtr, n, outPtr);
+      return w.array(Float32Array, outPtr, n * outputSize).slice();
+    });
   }
 
   /**
-   * The label of one input: a classifier's class label as stored (info.classes; ties go to the
-   * smallest label), or KMeans' nearest centroid index (ties: the lowest). Regressors throw
-   * INVALID_ARGUMENT.
+   * The label of one input: a classifier's class label (info.classes when the file stores labels,
+   * else the output's index; ties go to the smallest), or KMeans' nearest centroid index (ties:
+   * the lowest). Regressors throw INVALID_ARGUMENT.
    */
   predictLabel(input) {
-    this.#live('predictLabel');
-    this.#noLabels('predictLabel');
-    const { inputSize } = this.info;
-    checkInputs(input, inputSize, 'predictLabel');
-    const rt = this.#rt, inPtr = this.#h.io, outPtr = inPtr + inputSize * 4; // io holds outputSize >= 1 floats
-    rt._f32().set(input, inPtr >> 2);
-    rt._predictLabels(this.#h, inPtr, 1, outPtr);
-    return rt._u32()[outPtr >> 2];
+    return this.#labels(input, 1, 'predictLabel')[0];
   }
 
   /** n inputs, row after row -> Uint32Array(n) of labels (see predictLabel). */
   predictLabels(inputs, n) {
-    this.#live('predictLabels');
-    this.#noLabels('predictLabels');
-    if (!Number.isSafeInteger(n) || n < 1) {
-      throw new MlrtError('INVALID_ARGUMENT', `predictLabels: n must be a positive integer, got ${n}`);
-    }
-    const { inputSize } = this.info;
-    checkInputs(inputs, n * inputSize, 'predictLabels');
-    const rt = this.#rt;
-    const inPtr = rt._alloc(n * (inputSize + 1) * 4), outPtr = inPtr + n * inputSize * 4;
-    try {
-      rt._f32().set(inputs, inPtr >> 2);
-      rt._predictLabels(this.#h, inPtr, n, outPtr);
-      return rt._u32().slice(outPtr >> 2, (outPtr >> 2) + n);
-    } finally {
-      rt._free(inPtr);
-    }
+    return this.#labels(inputs, n, 'predictLabels');
   }
 
-  #noLabels(what) {
+  #labels(inputs, n, what) {
+    this.#takesRows(what);
     if (this.info.task === 'regression') {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: a ${this.info.kind} regressor predicts values, not labels: use predict`);
     }
+    checkRowCount(n, what);
+    const { inputSize } = this.info;
+    checkInputs(inputs, n * inputSize, what);
+    const w = this.#wasm;
+    return w.withScratch(n * (inputSize + 1) * 4, (inPtr) => {
+      const outPtr = inPtr + n * inputSize * 4;
+      w.array(Float32Array, inPtr, n * inputSize).set(inputs);
+      w.check(w.x.mlrt_predict_labels(this.#m.ptr, inPtr, n, outPtr, w.error));
+      return w.array(Uint32Array, outPtr, n).slice();
+    });
+  }
+
+  /**
+   * Runs the model on named, typed inputs, in onnxruntime-web's convention:
+   * feeds { [inputName]: { data: TypedArray, dims: number[], type? } } -> { [outputName]: { type, data, dims } }.
+   * Every input of info.inputs must be fed; data is copied in and the outputs are copied out.
+   */
+  run(feeds) {
+    this.#live('run');
+    const tensors = tensorsOf(feeds, this.info.inputs);
+    const w = this.#wasm, ptr = this.#m.ptr;
+    w.withScratch(tensorBlockBytes(tensors), (block) => {
+      writeTensors(w, block, tensors);
+      w.check(w.x.mlrt_run(ptr, block, tensors.length, w.error));
+    });
+    const results = {};
+    this.info.outputs.forEach((o, k) => { results[o.name] = readOutput(w, ptr, k); });
+    return results;
   }
 
   /**
@@ -588,13 +668,30 @@ class Model {
     if (!Number.isInteger(i) || !layer) {
       throw new MlrtError('INVALID_ARGUMENT', `layerWeights: no layer ${i} (the model has ${this.info.layers.length})`);
     }
-    return { ...layer, ...this.#rt._layerWeights(this.#h, i, layer.inputs, layer.outputs) };
+    const w = this.#wasm, { inputs, outputs } = layer, weights = inputs * outputs;
+    return w.withScratch((weights + outputs) * 4 + LAYER_INFO.bytes, (wp) => {
+      const bp = wp + weights * 4, infoPtr = bp + outputs * 4;
+      w.check(w.x.mlrt_layer_weights(this.#m.ptr, i, wp, bp, w.error));
+      w.x.mlrt_layer(infoPtr, this.#m.ptr, i); // mlrt_layer_info, returned through a pointer (wasm32 C ABI)
+      const hasBias = w.view().getInt32(infoPtr + LAYER_INFO.hasBias, true) !== 0;
+      return {
+        ...layer,
+        weight: w.array(Float32Array, wp, weights).slice(),
+        bias: hasBias ? w.array(Float32Array, bp, outputs).slice() : null,
+      };
+    });
   }
 
   /** Returns the model's memory to the wasm heap. Safe to call twice. */
   dispose() {
-    if (this.#h.model) this.#rt._dispose(this.#h);
+    if (this.#m.ptr) this.#wasm.release(this.#m);
   }
 
-  get disposed() { return !this.#h.model; }
+  get disposed() { return !this.#m.ptr; }
+}
+
+function checkRowCount(n, what) {
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: n must be a positive integer, got ${n}`);
+  }
 }

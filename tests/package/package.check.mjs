@@ -51,7 +51,7 @@ function project(name, pkg = {}) {
 test('npm pack ships the wasm builds, the module, its types, both CLIs, README, LICENSE and CHANGELOG, and nothing else', () => {
   console.log(`tarball ${packed.filename}: ${packed.size.toLocaleString('en-US')} bytes packed, ${packed.unpackedSize.toLocaleString('en-US')} unpacked, ${files.length} files:`);
   for (const f of packed.files) console.log(`  ${String(f.size).padStart(8)}  ${f.path}`);
-  for (const want of ['wasm/mlrt.wasm', 'wasm/mlrt-scalar.wasm', 'wasm/mlrt-relaxed.wasm', 'wasm/mlrt-threads.wasm', 'wasm/threads.mjs', 'wasm/mlrt-wasi.wasm', 'wasm/mlrt.mjs', 'wasm/mlrt.d.ts',
+  for (const want of ['wasm/mlrt.wasm', 'wasm/mlrt-scalar.wasm', 'wasm/mlrt-relaxed.wasm', 'wasm/mlrt-threads.wasm', 'wasm/threads.mjs', 'wasm/threads-worker.mjs', 'wasm/mlrt-wasi.wasm', 'wasm/mlrt.mjs', 'wasm/mlrt.d.ts',
     'wasm/apr-crypto.mjs', 'wasm/apr-crypto.d.ts', 'tools/mlrt.mjs', 'tools/mlrt-wasi.mjs', 'tools/apr/writer.mjs',
     'README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']) {
     assert.ok(files.includes(want), `the tarball lacks ${want}`);
@@ -90,7 +90,7 @@ console.log(JSON.stringify({ simd: rt.build.simd, outputs: p.length, label: m.pr
 
 const CONSUMER_TS = `
 import { createRuntime, simdSupported, MlrtError } from 'mlrt';
-import type { Model, ModelInfo, Runtime, Inspection, MlrtErrorCode, Task, LayerWeights } from 'mlrt';
+import type { Model, ModelInfo, Runtime, Inspection, MlrtErrorCode, Task, LayerWeights, TensorSpec, TensorResult, ThreadPoolDiagnostics } from 'mlrt';
 import { verifyAprV1 } from 'mlrt/apr-crypto.mjs';
 import { writeAprV1, randomForestPayload, kmeansPayload } from 'mlrt/apr-writer.mjs';
 import type { TreeNode } from 'mlrt/apr-writer.mjs';
@@ -106,6 +106,17 @@ export async function main(bytes: Uint8Array): Promise<number> {
   const label: number = model.predictLabel(new Float32Array(info.inputSize));
   const labels: Uint32Array = model.predictLabels(new Float64Array(info.inputSize * 2), 2);
   const w: LayerWeights = model.layerWeights(0);
+  const [input]: readonly TensorSpec[] = info.inputs;
+  const dims = input.shape.map((d) => (typeof d === 'string' ? 2 : d));
+  const results = model.run({ [input.name]: { data: new Float32Array(info.inputSize * 2), dims } });
+  const y: TensorResult = results[info.outputs[0].name];
+  const scores: Float32Array | undefined = y.type === 'float32' ? y.data : undefined;
+  const ids = { type: 'int64', data: new BigInt64Array([101n, 2023n]), dims: [1, 2] } as const;
+  const mask = { type: 'bool', data: Uint8Array.of(1, 1), dims: [1, 2] } as const;
+  const feeds = { input_ids: ids, attention_mask: mask, token_type_ids: { type: 'int64', data: new Int32Array(2), dims: [1, 2] } } as const;
+  const pool: ThreadPoolDiagnostics | null = rt.threadPool;
+  const jobs = pool ? pool.completed.rows + pool.completed.slices + pool.wake() + pool.sleeping + pool.size : 0;
+  const classCount: number = info.classCount ?? 0;
   const secure = await rt.load(bytes, { requireSignature: false });
   const check = await verifyAprV1(bytes);
   try {
@@ -122,14 +133,16 @@ export async function main(bytes: Uint8Array): Promise<number> {
   const classes: readonly number[] | undefined = forest.info.classes;
   model.dispose();
   secure.dispose();
-  return (classes?.length ?? 0) + km.length + out.length + batch.length + label + labels.length + w.weight.length + ins.tensors.length + (check.signed ? 1 : 0) + task.length + rt.memoryBytes;
+  const none = model.run(feeds); // type-checked only (the MLP has none of these inputs)
+  return Object.keys(none).length + (scores?.length ?? 0) + y.dims.length + jobs + classCount + (classes?.length ?? 0) + km.length + out.length + batch.length + label + labels.length + w.weight.length + ins.tensors.length + (check.signed ? 1 : 0) + task.length + rt.memoryBytes;
 }
 `;
 
 test('TypeScript: the public API type-checks with --strict under moduleResolution bundler and node16; a misuse fails', () => {
   const dir = project('types');
   writeFileSync(path.join(dir, 'consumer.ts'), CONSUMER_TS);
-  writeFileSync(path.join(dir, 'misuse.ts'), `import { createRuntime } from 'mlrt';\nconst rt = await createRuntime();\nrt.loadFromBytes(new Uint8Array(0)).predict('not numbers');\n`);
+  writeFileSync(path.join(dir, 'misuse.ts'), `import { createRuntime } from 'mlrt';\nconst rt = await createRuntime();\nrt.loadFromBytes(new Uint8Array(0)).predict('not numbers');\n`
+    + `rt.loadFromBytes(new Uint8Array(0)).run({ input: { data: new Float64Array(1), dims: [1] } });\n`);
   const tsconfig = (resolution, files) => ({
     compilerOptions: { strict: true, noEmit: true, target: 'es2022', lib: ['es2022', 'dom'], skipLibCheck: false,
       module: resolution === 'bundler' ? 'esnext' : 'node16', moduleResolution: resolution, types: [] },
@@ -142,11 +155,14 @@ test('TypeScript: the public API type-checks with --strict under moduleResolutio
     const bad = run(BIN('tsc'), ['-p', `tsconfig.misuse-${resolution}.json`], dir);
     assert.notEqual(bad.code, 0, `${resolution}: passing a string to predict type-checked`);
     assert.match(bad.out, /misuse\.ts\(3,\d+\): error TS2345: Argument of type 'string' is not assignable/);
+    assert.match(bad.out, /misuse\.ts\(4,\d+\): error TS2322: Type 'Float64Array/, `${resolution}: run() took Float64Array data`);
   }
 });
 
 // ------------------------------------------------------------------ bundlers, in Chromium
 
+// The app predicts on one thread, then on two (the page is cross-origin isolated: the worker
+// program, wasm/threads-worker.mjs, must be where the bundle looks for it) and compares the bits.
 const APP_JS = (wasmOption) => `
 import { createRuntime, simdSupported } from 'mlrt';
 ${wasmOption.imports}
@@ -156,7 +172,13 @@ try {
   const bytes = new Uint8Array(await (await fetch('./model.safetensors')).arrayBuffer());
   const model = rt.loadFromBytes(bytes);
   const p = model.predict(new Float32Array(model.info.inputSize));
-  out.textContent = JSON.stringify({ ok: true, simd: rt.build.simd, outputs: p.length, sum: p.reduce((a, b) => a + b, 0) });
+  const rows = Float32Array.from({ length: 64 * 784 }, (_, k) => (k % 97) / 97);
+  const one = rt.build.relaxed ? await createRuntime({ relaxed: false }) : rt; // the threaded build is SIMD128
+  const rt2 = await createRuntime({ threads: 2${wasmOption.threadsArg ?? ''} });
+  const want = one.loadFromBytes(bytes).predictBatch(rows, 64);
+  const same = rt2.loadFromBytes(bytes).predictBatch(rows, 64).every((v, k) => Object.is(v, want[k]));
+  out.textContent = JSON.stringify({ ok: true, simd: rt.build.simd, outputs: p.length, sum: p.reduce((a, b) => a + b, 0),
+    threads: rt2.build.threads, workerRows: rt2.threadPool?.completed.rows, same });
 } catch (e) {
   out.textContent = JSON.stringify({ ok: false, error: String(e && e.stack || e) });
 }
@@ -175,7 +197,8 @@ async function runInChromium(dir) {
     const file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/\/$/, '/index.html'));
     requested.push(req.url);
     if (!file.startsWith(dir) || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' });
+    res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream',
+      'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }); // SharedArrayBuffer: threads
     res.end(readFileSync(file));
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -192,7 +215,7 @@ async function runInChromium(dir) {
   }
 }
 
-test('Vite builds a browser app that imports mlrt; the .wasm is emitted as an asset from new URL(…, import.meta.url); it predicts in Chromium', async () => {
+test('Vite builds a browser app that imports mlrt; the .wasm is emitted as an asset from new URL(…, import.meta.url), the worker bundled; it predicts in Chromium, also on two threads', async () => {
   const dir = project('vite');
   mkdirSync(path.join(dir, 'public'), { recursive: true });
   copyFileSync(MODEL, path.join(dir, 'public/model.safetensors'));
@@ -203,31 +226,35 @@ test('Vite builds a browser app that imports mlrt; the .wasm is emitted as an as
   const dist = path.join(dir, 'dist');
   const assets = readdirSync(path.join(dist, 'assets'));
   assert.ok(assets.some((f) => /^mlrt-.*\.wasm$/.test(f)), `no mlrt.wasm asset in ${assets}`);
+  assert.ok(assets.some((f) => /^threads-worker-.*\.js$/.test(f)), `no bundled worker in ${assets}`);
   const { result, requested } = await runInChromium(dist);
   assert.equal(result.ok, true, result.error);
-  assert.deepEqual([result.simd, result.outputs], [true, 10]);
+  assert.deepEqual([result.simd, result.outputs, result.threads, result.workerRows, result.same], [true, 10, 2, 1, true]);
   assert.ok(Math.abs(result.sum - 1) < 1e-5);
   assert.ok(requested.some((u) => /\/assets\/mlrt-.*\.wasm$/.test(u)), 'the page fetched the emitted wasm');
 });
 
-test('esbuild builds the same app; the .wasm files are imported with its file loader and resolved with new URL(…, import.meta.url); it predicts in Chromium', async () => {
+test('esbuild builds the same app; the .wasm files are imported with its file loader and resolved with new URL(…, import.meta.url); it predicts in Chromium, also on two threads', async () => {
   // esbuild leaves new URL('./x.wasm', import.meta.url) inside a dependency untouched (it copies no
-  // asset for it), so an esbuild app imports the wasm files: the file loader emits them.
+  // asset for it), so an esbuild app imports the wasm files: the file loader emits them. The worker
+  // program is copied next to the bundle, with the module it imports.
   const dir = project('esbuild');
   const dist = path.join(dir, 'dist');
   mkdirSync(dist, { recursive: true });
   copyFileSync(MODEL, path.join(dist, 'model.safetensors'));
   writeFileSync(path.join(dist, 'index.html'), INDEX_HTML('./main.js'));
   writeFileSync(path.join(dir, 'main.js'), APP_JS({
-    imports: `import simdWasm from 'mlrt/mlrt.wasm';\nimport scalarWasm from 'mlrt/mlrt-scalar.wasm';`,
+    imports: `import simdWasm from 'mlrt/mlrt.wasm';\nimport scalarWasm from 'mlrt/mlrt-scalar.wasm';\nimport threadsWasm from 'mlrt/mlrt-threads.wasm';`,
     arg: `{ wasm: new URL(simdSupported() ? simdWasm : scalarWasm, import.meta.url) }`,
+    threadsArg: ', threadsWasm: new URL(threadsWasm, import.meta.url)',
   }));
+  for (const f of ['threads-worker.mjs', 'threads.mjs']) copyFileSync(path.join(dir, 'node_modules/mlrt/wasm', f), path.join(dist, f));
   ok(BIN('esbuild'), ['main.js', '--bundle', '--format=esm', '--target=es2022', '--outdir=dist', '--loader:.wasm=file',
     '--asset-names=[name]-[hash]', '--log-level=warning'], dir);
   assert.ok(readdirSync(dist).some((f) => /^mlrt-.*\.wasm$/.test(f)), 'esbuild emitted the wasm');
   const { result } = await runInChromium(dist);
   assert.equal(result.ok, true, result.error);
-  assert.deepEqual([result.simd, result.outputs], [true, 10]);
+  assert.deepEqual([result.simd, result.outputs, result.threads, result.workerRows, result.same], [true, 10, 2, 1, true]);
 });
 
 // ------------------------------------------------------------------ workers

@@ -96,7 +96,8 @@ const fs = require('node:fs');
   process.stdout.write(JSON.stringify(out));
 })();
 """
-    r = subprocess.run(['node', '-e', js, ROOT, os.path.join(model_dir, 'tokenizer.json')],
+    base = os.environ.get('TOKENIZERS_FROM', ROOT)  # a directory whose node_modules has `tokenizers`
+    r = subprocess.run(['node', '-e', js, base, os.path.join(model_dir, 'tokenizer.json')],
                        input=json.dumps(texts).encode(), capture_output=True, check=True)
     ids = json.loads(r.stdout)
     # sentence-transformers truncates to max_seq_length (the tokenizer keeps [SEP] last)

@@ -523,6 +523,7 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--threads', type=int, default=2)
     ap.add_argument('--bm25', type=int, default=1)
+    ap.add_argument('--dev', action='store_true', help='pilot: train without, and evaluate on, a dev split of the training synsets')
     ap.add_argument('--q8', type=int, default=1, help='evaluate the Q8 simulation too')
     args = ap.parse_args()
 
@@ -536,6 +537,9 @@ def main():
     S, lemmas, max_len = D['synsets'], D['lemmas'], D['max_len']
     assert max_len <= args.max_pos
     train_syn, held_syn = split_synsets(len(S), args.heldout, args.split_seed)
+    if args.dev:  # pilots: evaluate on a dev split of the training synsets; the held-out set stays unused
+        tr, dv = split_synsets(len(train_syn), args.heldout, args.split_seed + 1)
+        train_syn, held_syn = train_syn[tr], train_syn[dv]
     NL = len(lemmas)
 
     # training pairs
@@ -666,7 +670,7 @@ def main():
     eval_seconds = time.time() - t1
     bm = None
     if args.bm25:
-        cache = os.path.join(BUILD, f'bm25-split{args.split_seed}-ex{args.examples}.json')
+        cache = os.path.join(BUILD, f'bm25-split{args.split_seed}{"-dev" if args.dev else ""}.json')
         if os.path.exists(cache):
             bm = json.load(open(cache))
         else:
@@ -691,7 +695,7 @@ def main():
     os.makedirs(BUILD, exist_ok=True)
     json.dump(metrics, open(os.path.join(BUILD, f'metrics-{args.tag}.json'), 'w'), indent=1)
     torch.save({'cfg': cfg, 'state_dict': model.state_dict()}, os.path.join(BUILD, f'model-{args.tag}.pt'))
-    if not args.no_export:
+    if not args.no_export and not args.dev:
         export(args.out, model, cfg, max_len, S, lemmas, held_syn, metrics, args)
         print('exported to', args.out, json.dumps(metrics['files_bytes']), flush=True)
 
