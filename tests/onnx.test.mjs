@@ -175,6 +175,83 @@ test('ONNX backend node tests: every claimed op matches ONNX\'s expected outputs
     assert.ok(seen.has(t) && !refused.includes(t), `${t} ran`);
 });
 
+test('ONNX node tests through run(feeds): every input fed where the op takes computed operands, every output compared', { skip: !existsSync(NODE_TESTS) && 'apt libonnx-testdata is missing' }, () => {
+  let fed = 0, outputs = 0, ran = 0;
+  const dirs = [...readdirSync(NODE_TESTS).map((t) => [NODE_TESTS, t]), ...readdirSync(OUR_NODE_TESTS).map((t) => [OUR_NODE_TESTS, t])];
+  for (const [base, t] of dirs.filter(([, d]) => CLAIMED.test(d))) {
+    const dir = `${base}/${t}`, ds = `${dir}/test_data_set_0`;
+    if (!existsSync(`${ds}/input_0.pb`)) continue;
+    const mb = bytes(`${dir}/model.onnx`), io = graphIO(mb);
+    const xs = io.inputs.map((_, k) => readTensor(bytes(`${ds}/input_${k}.pb`)));
+    if (xs.some((x) => !(x.data instanceof Float32Array || x.data instanceof BigInt64Array))) continue;
+    // first with every input fed per call; an op that needs a constant there takes it as an initializer
+    let m, feeds = io.inputs.length;
+    try { m = rt.loadFromBytes(mb); } catch (e) {
+      if (e.code !== 'UNSUPPORTED' || io.inputs.length < 2) continue;
+      try { m = rt.loadFromBytes(withInitializers(mb, io.inputs.slice(1).map((_, k) => bytes(`${ds}/input_${k + 1}.pb`)))); feeds = 1; } catch { continue; }
+    }
+    const got = m.run(Object.fromEntries(xs.slice(0, feeds).map((x, k) => [io.inputs[k].name, { data: x.data, dims: x.dims }])));
+    assert.deepEqual(Object.keys(got), io.outputs.map((o) => o.name), t);
+    io.outputs.forEach((o, k) => {
+      const want = readTensor(bytes(`${ds}/output_${k}.pb`)), y = got[o.name];
+      assert.deepEqual(y.dims, want.dims, `${t}: output ${o.name}'s dims`);
+      const { worst, bad } = close(Float32Array.from(y.data, Number), Float32Array.from(want.data, Number), 1e-5, 1e-3);
+      assert.equal(bad, -1, `${t}: output ${o.name}[${bad}] is ${y.data[bad]}, ONNX expects ${want.data[bad]} (max error ${worst})`);
+      outputs++;
+    });
+    fed += feeds > 1, ran++;
+    m.dispose();
+  }
+  console.log(`# ONNX node tests through run: ${ran} run, ${fed} with several inputs fed, ${outputs} outputs compared`);
+  assert.ok(ran >= 165 && fed >= 20, `${ran} ran, ${fed} fed several inputs`);
+  for (const t of ['test_layer_normalization_4d_axis1', 'test_add_bcast', 'test_gemm_default_matrix_bias']) assert.ok(readdirSync(NODE_TESTS).includes(t), t);
+});
+
+test('graphs of several inputs and outputs, int64 inputs and a varying sequence length, through run(feeds), as numpy computed them', () => {
+  const dir = new URL('tests/onnx/graphs/', root);
+  const man = JSON.parse(readFileSync(new URL('manifest.json', dir), 'utf8'));
+  const arr = (f, dtype) => { const b = readFileSync(new URL(f, dir)); return dtype === 'I64' ? new BigInt64Array(b.buffer, b.byteOffset, b.byteLength / 8) : new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); };
+  let runs = 0;
+  for (const g of man.graphs) {
+    const m = rt.loadFromBytes(bytes(new URL(g.file, dir)));
+    for (const r of g.runs) {
+      for (const asInt32 of [false, true]) { // int64 inputs take Int32Array too
+        const feeds = Object.fromEntries(r.inputs.map((i) => {
+          const a = arr(i.file, i.dtype);
+          return [i.name, { data: asInt32 && i.dtype === 'I64' ? Int32Array.from(a, Number) : a, dims: i.dims }];
+        }));
+        const got = m.run(feeds);
+        assert.deepEqual(Object.keys(got), r.outputs.map((o) => o.name), g.file);
+        for (const o of r.outputs) {
+          const y = got[o.name], want = arr(o.file, o.dtype);
+          assert.deepEqual(y.dims, o.dims, `${g.file}: ${o.name}'s dims`);
+          assert.equal(y.type, o.dtype === 'I64' ? 'int64' : 'float32');
+          if (o.dtype === 'I64') assert.deepEqual(Array.from(y.data), Array.from(want), `${g.file}: ${o.name}`);
+          else {
+            const { worst, bad } = close(y.data, want, 1e-5, 1e-4);
+            assert.equal(bad, -1, `${g.file}: ${o.name}[${bad}] is ${y.data[bad]}, numpy says ${want[bad]} (max error ${worst})`);
+          }
+        }
+        runs++;
+      }
+    }
+    m.dispose();
+  }
+  assert.equal(runs, 20);
+  // the lists: named dims, the sequence's limit, the int64 output
+  const enc = rt.loadFromBytes(bytes(new URL('encoder.onnx', dir)));
+  assert.deepEqual(enc.info.inputs.map((i) => [i.name, i.dtype, i.shape]), [['input_ids', 'I64', ['batch', 'sequence']], ['attention_mask', 'I64', ['batch', 'sequence']]]);
+  assert.deepEqual(enc.info.outputs.map((o) => [o.name, o.dtype, o.shape]),
+    [['hidden', 'F32', ['batch', 'sequence', 8]], ['probs', 'F32', ['batch', 'sequence', 3]], ['ids', 'I64', ['batch', 'sequence', 1]]]);
+  assert.equal(enc.info.onnx.plan.maxLength, 4096);
+  assert.throws(() => enc.run({ input_ids: { data: new BigInt64Array(2), dims: [1, 2] }, attention_mask: { data: new BigInt64Array(3), dims: [1, 3] } }),
+    (e) => e instanceof MlrtError && e.code === 'INVALID_ARGUMENT' && /sequence/.test(e.message));
+  assert.throws(() => enc.run({ input_ids: { data: BigInt64Array.from([0n, 99n]), dims: [1, 2] }, attention_mask: { data: new BigInt64Array(2), dims: [1, 2] } }),
+    (e) => e instanceof MlrtError && e.code === 'INVALID_ARGUMENT' && /index 99/.test(e.message));
+  assert.throws(() => enc.predict(new Float32Array(4)), (e) => e instanceof MlrtError && /run\(feeds\)/.test(e.message));
+  enc.dispose();
+});
+
 test('ONNX backend test test_operator_addmm: a Gemm whose C is computed (at opset 7: its file is opset 6)', () => {
   const ds = '/usr/share/libonnx-testdata/data/pytorch-operator/test_operator_addmm/test_data_set_0';
   if (!existsSync(ds)) return;
