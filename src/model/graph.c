@@ -272,12 +272,9 @@ static mlrt_status io_lists(mlrt_model *m, gmodel *gm) {
     m->inputs = calloc(ir->n_inputs + 1, sizeof *m->inputs);
     m->outputs = calloc(ir->n_outputs + 1, sizeof *m->outputs);
     if (!m->inputs || !m->outputs) return MLRT_ERR_OUT_OF_MEMORY;
-    const char *batch = NULL, *vary = NULL;
-    for (uint32_t s = 0; s < ir->n_syms; s++) {
-        if (!batch && gm->role[s] == ROLE_BATCH) batch = ir->syms[s];
+    const char *batch = "batch", *vary = NULL; /* the batch is "batch" in every family; other dims keep the file's names */
+    for (uint32_t s = 0; s < ir->n_syms; s++)
         if (!vary && gm->role[s] == ROLE_VARY) vary = ir->syms[s];
-    }
-    if (!batch) batch = "batch";
     for (uint32_t k = 0; k < ir->n_inputs; k++) {
         const mlrt__ir_value *v = &ir->vals[ir->inputs[k]];
         mlrt__io *io = &m->inputs[k];

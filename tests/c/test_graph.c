@@ -231,7 +231,7 @@ static void test_graph_built_without_a_format(void) {
     CHECK(ir.vals == NULL); /* taken */
     if (!m) return;
     CHECK_CONTAINS(mlrt_model_info_json(m), "\"ops\":3,"); /* MatMul + bias + Relu, LayerNorm, Erf */
-    CHECK_CONTAINS(mlrt_model_info_json(m), "\"outputs\":[{\"name\":\"y\",\"dtype\":\"F32\",\"shape\":[\"n\",4]}");
+    CHECK_CONTAINS(mlrt_model_info_json(m), "\"outputs\":[{\"name\":\"y\",\"dtype\":\"F32\",\"shape\":[\"batch\",4]}");
     CHECK_INT(mlrt_input_size(m), 0); /* two outputs: named inputs only */
     float x[8] = {1, -2, 0.5f, 3, 0, 1, -1, 2};
     mlrt_tensor in = {"x", MLRT_F32, 2, {2, 4}, x};
