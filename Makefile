@@ -14,17 +14,18 @@ CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs
           src/codecs/protobuf.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c src/formats/recognize.c \
           src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
-          src/formats/onnx.c src/formats/tokenizer_json.c src/formats/vocab_txt.c
+          src/formats/onnx.c src/formats/onnx_import.c src/formats/tokenizer_json.c src/formats/vocab_txt.c
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
-          src/kernels/tensor_ops.c
-MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_ops.c \
-          src/model/graph_shape_ops.c src/model/graph_plan.c src/model/graph_run.c src/model/tokenizer.c \
-          src/model/tokenizer_text.c src/model/tokenizer_info.c
+          src/kernels/tensor_ops.c src/kernels/act.c src/kernels/norm.c
+MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_plan.c \
+          src/model/graph_run.c src/model/graph_values.c src/model/graph_linear.c src/model/graph_ops.c \
+          src/model/graph_op_dense.c src/model/graph_op_conv.c src/model/graph_op_elem.c src/model/graph_op_layernorm.c \
+          src/model/graph_op_shape.c src/model/tokenizer.c src/model/tokenizer_text.c src/model/tokenizer_info.c
 IR      = src/ir/desc.c src/ir/tokenizer_desc.c
 API     = src/api/load.c src/api/host.c src/api/tokenizer_load.c
 CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) $(API)
 HDRS = src/mlrt.h src/api/api.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
-       src/model/graph.h src/model/graph_build.h src/kernels/simd.h
+       src/model/graph.h src/kernels/simd.h
 
 # The wasm exports: exactly mlrt.h's functions that the JavaScript module calls.
 WASM_API = mlrt_alloc mlrt_dealloc mlrt_build_flags mlrt_status_name mlrt_load_from_bytes_ex mlrt_free mlrt_model_info_json \
@@ -110,7 +111,9 @@ build/wasm-relaxed/%.o: src/%.c $(HDRS)
 WASM_SMALL = base/error base/buf base/utf8 ir/desc formats/tensorset codecs/json formats/safetensors formats/bintensors formats/bin formats/recognize \
              api/load codecs/msgpack formats/apr_v1 formats/apr_v2 api/host kernels/quant_pack \
              formats/apr_trees formats/apr_kmeans model/classic codecs/bincode codecs/protobuf formats/onnx \
-             model/graph model/graph_ops model/graph_shape_ops model/graph_plan model/graph_run kernels/tensor_ops \
+             formats/onnx_import model/graph model/graph_plan model/graph_run model/graph_values model/graph_linear \
+             model/graph_ops model/graph_op_dense \
+             model/graph_op_conv model/graph_op_elem model/graph_op_layernorm model/graph_op_shape kernels/tensor_ops \
              codecs/lz4 base/unicode base/unicode_tables ir/tokenizer_desc formats/tokenizer_json formats/vocab_txt \
              model/tokenizer_info model/tokenizer model/tokenizer_text api/tokenizer_load
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
@@ -172,7 +175,7 @@ build/mlrt: src/api/cli.c build/libmlrt.a
 # their inputs (tests/c/builders.h).
 TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
          tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
-         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_text.c
+         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_graph.c tests/c/test_text.c
 build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@

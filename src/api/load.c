@@ -16,7 +16,6 @@
  *      says TRUNCATED or SIZE_MISMATCH
  *   6. anything else: UNKNOWN_FORMAT, saying what each format would have needed. */
 #include "api.h"
-#include "../model/graph.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,12 +107,18 @@ static mlrt_model *load_apr_v1(const uint8_t *b, size_t n, uint16_t expect, mlrt
     return m;
 }
 
+/* ONNX: the file read, its graph imported (formats/), then built (model/). */
+static mlrt_model *build_onnx(mlrt__onnx *g, mlrt_error *err) {
+    mlrt__ir_graph ir;
+    return mlrt__import_onnx(g, &ir, err) ? NULL : mlrt__build_graph(&ir, MLRT_FORMAT_ONNX, err);
+}
+
 static mlrt_model *load_onnx(const uint8_t *b, size_t n, mlrt_error *err) {
     mlrt__onnx g;
     mlrt_error local;
     if (!err) err = &local;
     if (mlrt__read_onnx(b, n, &g, err)) return NULL;
-    mlrt_model *m = mlrt__onnx_model(&g, err);
+    mlrt_model *m = build_onnx(&g, err);
     mlrt__onnx_free(&g);
     return m;
 }
@@ -263,7 +268,7 @@ static char *inspect_onnx(const uint8_t *bytes, size_t len, mlrt_error *err) {
     if (!err) err = &local;
     if (mlrt__read_onnx(bytes, len, &g, err)) return NULL;
     char *desc = mlrt__onnx_describe(&g);
-    mlrt_model *m = mlrt__onnx_model(&g, &why);
+    mlrt_model *m = build_onnx(&g, &why);
     mlrt__buf b = {0};
     mlrt__buf_puts(&b, "{\"format\":\"onnx\",");
     if (m) {

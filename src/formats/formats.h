@@ -69,4 +69,91 @@ mlrt_status mlrt__read_tokenizer_json(const uint8_t *b, size_t n, mlrt__tok_desc
 mlrt_status mlrt__read_vocab_txt(const uint8_t *vocab, size_t n, const uint8_t *config, size_t config_len,
                                  mlrt__tok_desc *d, mlrt_error *err);
 
+/* ---- ONNX (formats/onnx.c: the ModelProto as parsed; formats/onnx_import.c: into a graph) ---- */
+#define MLRT__ONNX_FLOAT 1    /* TensorProto.DataType */
+#define MLRT__ONNX_INT32 6
+#define MLRT__ONNX_INT64 7
+#define MLRT__ONNX_DOUBLE 11
+#define MLRT__ONNX_MAX_NODES 100000
+#define MLRT__ONNX_OPSET_MIN 7
+#define MLRT__ONNX_OPSET_MAX 21
+
+typedef struct mlrt__str { const char *p; uint32_t n; } mlrt__str; /* bytes in the file, not NUL-terminated */
+bool mlrt__str_eq(mlrt__str s, const char *c);
+
+/* An initializer or a Constant's value: dims checked, data converted and owned. */
+typedef struct mlrt__onnx_tensor {
+    mlrt__str name;
+    int32_t type;                   /* MLRT__ONNX_FLOAT or MLRT__ONNX_INT64 (DOUBLE was converted to FLOAT) */
+    uint32_t rank;
+    int64_t dims[MLRT__MAX_RANK];   /* [rank], each >= 0 */
+    uint64_t count;                 /* product of dims */
+    float *f;                       /* [count] FLOAT */
+    int64_t *i;                     /* [count] INT64 */
+    size_t at, bytes;               /* where its values are in the file: raw_data, or else the whole TensorProto */
+} mlrt__onnx_tensor;
+
+/* AttributeProto.AttributeType values mlrt reads. */
+enum { MLRT__ATTR_FLOAT = 1, MLRT__ATTR_INT = 2, MLRT__ATTR_STRING = 3, MLRT__ATTR_TENSOR = 4,
+       MLRT__ATTR_FLOATS = 6, MLRT__ATTR_INTS = 7 };
+
+typedef struct mlrt__onnx_attr {
+    mlrt__str name;
+    uint32_t type;                  /* MLRT__ATTR_*; other types are kept as their number, for messages */
+    float f;                        /* FLOAT */
+    int64_t i;                      /* INT */
+    mlrt__str s;                    /* STRING */
+    uint32_t n;                     /* FLOATS / INTS: how many */
+    float *floats;                  /* [n] */
+    int64_t *ints;                  /* [n] */
+    mlrt__onnx_tensor *t;           /* TENSOR */
+} mlrt__onnx_attr;
+
+typedef struct mlrt__onnx_node {
+    mlrt__str op, name, domain;
+    uint32_t n_in, n_out, n_attr;
+    int32_t *in;                    /* [n_in] value ids; -1: an omitted optional input ("") */
+    int32_t *out;                   /* [n_out] value ids; -1: an omitted optional output */
+    mlrt__onnx_attr *attr;          /* [n_attr] */
+} mlrt__onnx_node;
+
+typedef struct mlrt__onnx_value {
+    mlrt__str name;
+    int32_t producer;               /* the node that outputs it, or -1: a graph input or an initializer */
+    mlrt__onnx_tensor *init;        /* an initializer (a graph input of the same name then has it as its default) */
+    bool is_input;                  /* a graph input without an initializer */
+    int32_t elem_type;              /* graph inputs and outputs: TensorProto.DataType (0: not given) */
+    int32_t rank;                   /* graph inputs and outputs: -1 when the file gives no shape */
+    int64_t dims[MLRT__MAX_RANK];   /* [rank]; -1: a symbolic dimension */
+    mlrt__str dim_name[MLRT__MAX_RANK]; /* a symbolic dimension's name (dim_param), or empty */
+} mlrt__onnx_value;
+
+typedef struct mlrt__onnx {
+    int64_t ir_version, opset;      /* opset: the ai.onnx version imported */
+    mlrt__str producer, graph_name;
+    mlrt__onnx_value *values;       /* [n_values]: initializers and graph inputs, then node outputs in node order */
+    uint32_t n_values;
+    mlrt__onnx_node *nodes;         /* [n_nodes], checked to be in topological order */
+    uint32_t n_nodes;
+    int32_t *inputs, *outputs;      /* [n_inputs], [n_outputs] value ids (inputs: those without initializers) */
+    uint32_t n_inputs, n_outputs, n_init;
+    mlrt__onnx_tensor *inits;       /* [n_init] */
+} mlrt__onnx;
+
+/* Reads and checks the whole ModelProto: wire format, types, names defined once, topological
+ * order, opsets, initializer sizes. g points into b; free with mlrt__onnx_free before b. */
+mlrt_status mlrt__read_onnx(const uint8_t *b, size_t n, mlrt__onnx *g, mlrt_error *err);
+void mlrt__onnx_free(mlrt__onnx *g);
+/* True when b looks like a ModelProto: its top-level keys are ModelProto's, with their wire types. */
+bool mlrt__onnx_sniff(const uint8_t *b, size_t n);
+const mlrt__onnx_attr *mlrt__onnx_attr_find(const mlrt__onnx_node *node, const char *name);
+/* The file's description for info and inspect: "onnx":{irVersion, opset, producer, graph, inputs,
+ * outputs, nodes, ops: {type: count}, initializers}, malloc'd (NULL: out of memory). */
+char *mlrt__onnx_describe(const mlrt__onnx *g);
+/* The ONNX graph as a neutral graph (formats/onnx_import.c): every node's op found for its opset,
+ * its attributes read and checked, the attributes older opsets had instead of inputs made constant
+ * inputs. Takes the constants' data from g; ir is zeroed first (mlrt__ir_graph_free after use). On
+ * failure *err names the node: "onnx: node 3 (Conv 'c1'): ...". */
+mlrt_status mlrt__import_onnx(mlrt__onnx *g, mlrt__ir_graph *ir, mlrt_error *err);
+
 #endif

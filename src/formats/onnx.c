@@ -6,8 +6,7 @@
  * (tensor element type and static shape, symbolic dimensions allowed). Refused: external data,
  * sparse initializers, subgraph attributes, element types other than float, double and int64,
  * names defined twice, inputs used before they are defined (which also refuses cycles). */
-#include "../model/graph.h"
-#include "../codecs/codecs.h"
+#include "formats.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,14 +390,17 @@ static mlrt_status read_value_info(mlrt__pb pb, mlrt__onnx_value *v, mlrt_error 
                         return FAIL(MLRT_ERR_BAD_DIMENSIONS, "onnx: graph input or output '%.*s' has more than %d dims",
                                     (int)v->name.n, v->name.p, MLRT__MAX_RANK);
                     int64_t dv = -1;
+                    mlrt__str dp = {"", 0};
                     while ((r = mlrt__pb_next(&dim, &field, &wire, err)) > 0) {
                         if (field == 1) TRY(read_int(&dim, wire, "Dimension.dim_value", &dv, err));
+                        else if (field == 2) TRY(read_str(&dim, wire, "Dimension.dim_param", &dp, err));
                         else TRY(mlrt__pb_skip(&dim, wire, err));
                     }
                     if (r < 0) return err->code;
                     if (dv < -1 || dv > (int64_t)MLRT__MAX_PARAMS)
                         return FAIL(MLRT_ERR_BAD_DIMENSIONS, "onnx: graph input or output '%.*s' has dim %d = %lld",
                                     (int)v->name.n, v->name.p, v->rank, (long long)dv);
+                    v->dim_name[v->rank] = dv < 0 ? dp : (mlrt__str){"", 0};
                     v->dims[v->rank++] = dv;
                 }
                 if (r < 0) return err->code;
@@ -524,6 +526,7 @@ static mlrt_status read_graph(mlrt__pb pb, mlrt__onnx *g, mlrt_error *err) {
             g->values[v].elem_type = outs[k].elem_type;
             g->values[v].rank = outs[k].rank;
             memcpy(g->values[v].dims, outs[k].dims, sizeof outs[k].dims);
+            memcpy(g->values[v].dim_name, outs[k].dim_name, sizeof outs[k].dim_name);
         }
     }
 #undef DEFINE
@@ -621,4 +624,83 @@ void mlrt__onnx_free(mlrt__onnx *g) {
     free(g->inputs);
     free(g->outputs);
     memset(g, 0, sizeof *g);
+}
+
+/* ------------------------------------------------------------------ the description */
+
+static void json_dims(mlrt__buf *j, int32_t rank, const int64_t *dims) {
+    mlrt__buf_puts(j, "[");
+    for (int32_t d = 0; d < rank; d++) {
+        if (dims[d] < 0) mlrt__buf_printf(j, "%snull", d ? "," : "");
+        else mlrt__buf_printf(j, "%s%lld", d ? "," : "", (long long)dims[d]);
+    }
+    mlrt__buf_puts(j, "]");
+}
+
+static void json_io(mlrt__buf *j, const mlrt__onnx *g, const int32_t *ids, uint32_t n) {
+    mlrt__buf_puts(j, "[");
+    for (uint32_t k = 0; k < n; k++) {
+        const mlrt__onnx_value *v = &g->values[ids[k]];
+        mlrt__buf_puts(j, k ? ",{\"name\":" : "{\"name\":");
+        mlrt__buf_json_string(j, v->name.p, v->name.n);
+        mlrt__buf_printf(j, ",\"elemType\":%d,\"shape\":", v->elem_type);
+        if (v->rank < 0) mlrt__buf_puts(j, "null");
+        else json_dims(j, v->rank, v->dims);
+        mlrt__buf_puts(j, "}");
+    }
+    mlrt__buf_puts(j, "]");
+}
+
+/* "ops":{type: count, ...}, each type once, in order of first use: counted in a hash table of the
+ * types (linear in the nodes). */
+static bool json_op_counts(mlrt__buf *j, const mlrt__onnx *g) {
+    uint32_t cap = 16;
+    while (cap < 2 * g->n_nodes) cap <<= 1;
+    uint32_t *slot = calloc(cap, sizeof *slot), *count = calloc(g->n_nodes + 1, sizeof *count); /* slot: node + 1 */
+    if (!slot || !count) { free(slot), free(count); return false; }
+    for (uint32_t k = 0; k < g->n_nodes; k++) {
+        mlrt__str op = g->nodes[k].op;
+        for (uint32_t s = hash(op) & (cap - 1);; s = (s + 1) & (cap - 1)) {
+            if (!slot[s]) { slot[s] = k + 1, count[k] = 1; break; }
+            mlrt__str o = g->nodes[slot[s] - 1].op;
+            if (o.n == op.n && memcmp(o.p, op.p, op.n) == 0) { count[slot[s] - 1]++; break; }
+        }
+    }
+    mlrt__buf_puts(j, "{");
+    for (uint32_t k = 0, first = 1; k < g->n_nodes; k++) /* the first node of each type holds its count */
+        if (count[k]) {
+            if (!first) mlrt__buf_puts(j, ",");
+            first = 0;
+            mlrt__buf_json_string(j, g->nodes[k].op.p, g->nodes[k].op.n);
+            mlrt__buf_printf(j, ":%u", count[k]);
+        }
+    mlrt__buf_puts(j, "}");
+    free(slot), free(count);
+    return true;
+}
+
+char *mlrt__onnx_describe(const mlrt__onnx *g) {
+    mlrt__buf j = {0};
+    mlrt__buf_printf(&j, "\"onnx\":{\"irVersion\":%lld,\"opset\":%lld,\"producer\":", (long long)g->ir_version, (long long)g->opset);
+    mlrt__buf_json_string(&j, g->producer.p, g->producer.n);
+    mlrt__buf_puts(&j, ",\"graph\":");
+    mlrt__buf_json_string(&j, g->graph_name.p, g->graph_name.n);
+    mlrt__buf_puts(&j, ",\"inputs\":");
+    json_io(&j, g, g->inputs, g->n_inputs);
+    mlrt__buf_puts(&j, ",\"outputs\":");
+    json_io(&j, g, g->outputs, g->n_outputs);
+    mlrt__buf_printf(&j, ",\"nodes\":%u,\"ops\":", g->n_nodes);
+    if (!json_op_counts(&j, g)) j.oom = true;
+    mlrt__buf_puts(&j, ",\"initializers\":[");
+    for (uint32_t k = 0; k < g->n_init; k++) {
+        const mlrt__onnx_tensor *t = &g->inits[k];
+        mlrt__buf_puts(&j, k ? ",{\"name\":" : "{\"name\":");
+        mlrt__buf_json_string(&j, t->name.p, t->name.n);
+        mlrt__buf_printf(&j, ",\"dtype\":\"%s\",\"shape\":", t->type == MLRT__ONNX_INT64 ? "I64" : "F32");
+        json_dims(&j, (int32_t)t->rank, t->dims);
+        mlrt__buf_puts(&j, "}");
+    }
+    mlrt__buf_puts(&j, "]}");
+    if (j.oom) { free(j.data); return NULL; }
+    return j.data;
 }

@@ -63,3 +63,11 @@ void mlrt__desc_free(mlrt__desc *d) {
     free(d->owned);
     d->forest = NULL, d->kmeans = NULL, d->owned = NULL;
 }
+
+void mlrt__ir_graph_free(mlrt__ir_graph *g) {
+    if (!g) return;
+    for (uint32_t k = 0; g->vals && k < g->n_vals; k++) free(g->vals[k].data);
+    free(g->vals), free(g->ops), free(g->inputs), free(g->outputs), free(g->syms), free(g->facts_json);
+    free(g->ids), free(g->strings);
+    memset(g, 0, sizeof *g);
+}

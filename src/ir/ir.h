@@ -1,5 +1,5 @@
 /* ir/ir.h — the neutral descriptions that formats hand to the model layer: a file's tensors, a
- * model's dense layers, trees, centroids, graph and text pieces (a tokenizer), as plain structs. A format fills
+ * model's dense layers, trees, centroids, a graph of ops and a tokenizer, as plain structs. A format fills
  * one (formats/), the model layer builds a runnable model from it (model/) and takes what it
  * owns. ir/ uses only the base; it knows no file format and runs nothing (README, "Architecture"). */
 #ifndef MLRT__IR_H
@@ -223,5 +223,105 @@ void mlrt__tok_desc_free(mlrt__tok_desc *d);
 bool mlrt__tok_desc_sort(mlrt__tok_desc *d, long *dup_a, long *dup_b);
 /* The id of token s [n] in d's vocabulary (d->sorted set), or -1. */
 long mlrt__tok_desc_find(const mlrt__tok_desc *d, const char *s, size_t n);
+
+/* ---------------------------------------------------------------- a graph of ops */
+
+/* A graph as a format reads it (formats/onnx_import.c), for the model layer to plan and run
+ * (model/graph*.c): values (constants, the graph's inputs, what the ops compute) and ops in run
+ * order, each with a kind and the parameters of that kind. Shapes of computed values are left to
+ * the planner, which infers them; the graph knows no file format. */
+
+#define MLRT__IR_SYM(k) (-1 - (int64_t)(k))    /* a dim that is the graph's symbol k (mlrt__ir_graph.syms) */
+#define MLRT__IR_SYM_OF(d) ((uint32_t)(-1 - (d)))
+
+typedef struct mlrt__ir_value {
+    const char *name;               /* NUL-terminated (the graph's strings); "" for constants a format made */
+    mlrt_dtype dtype;               /* MLRT_F32 or MLRT_I64; MLRT_DTYPE_COUNT_: not known (computed values) */
+    int32_t rank;                   /* -1: not known (computed values, unless the file declares a graph output's) */
+    int64_t dims[MLRT__MAX_RANK];   /* [rank]: >= 0, or MLRT__IR_SYM(k) */
+    bool is_const;
+    uint64_t count;                 /* constants: product of dims */
+    void *data;                     /* constants: [count] F32 or I64 (owned) */
+} mlrt__ir_value;
+
+typedef enum mlrt__op_kind {
+    MLRT__OP_GEMM,                  /* y = alpha A' B' + beta C (A' = A or A^T, B' likewise) */
+    MLRT__OP_MATMUL,                /* numpy's matmul */
+    MLRT__OP_CONV,                  /* NCHW convolution (1-D or 2-D) */
+    MLRT__OP_POOL,                  /* max, average or global average pooling */
+    MLRT__OP_ADD, MLRT__OP_SUB, MLRT__OP_MUL, MLRT__OP_DIV, /* numpy broadcasting */
+    MLRT__OP_ACT,                   /* an elementwise function (inputs 1, 2: a clip's bounds) */
+    MLRT__OP_SOFTMAX,
+    MLRT__OP_BATCHNORM,             /* inputs x, scale, bias, mean, var */
+    MLRT__OP_LAYERNORM,             /* inputs x, scale, bias; outputs y, mean, 1 / std */
+    MLRT__OP_FLATTEN, MLRT__OP_RESHAPE, MLRT__OP_SQUEEZE, MLRT__OP_UNSQUEEZE, MLRT__OP_IDENTITY, /* views */
+    MLRT__OP_TRANSPOSE, MLRT__OP_CONCAT,
+    MLRT__OP_PAD,                   /* inputs x, pads, value, axes */
+    MLRT__OP_SLICE,                 /* inputs x, starts, ends, axes, steps */
+    MLRT__OP_SHAPE, MLRT__OP_GATHER, MLRT__OP_CAST,
+    MLRT__OP_KIND_COUNT_
+} mlrt__op_kind;
+
+/* The elementwise functions of MLRT__OP_ACT. */
+typedef enum mlrt__ir_fn {
+    MLRT__FN_RELU, MLRT__FN_LEAKY_RELU, MLRT__FN_SIGMOID, MLRT__FN_TANH, MLRT__FN_ERF, MLRT__FN_GELU, MLRT__FN_CLIP
+} mlrt__ir_fn;
+typedef enum mlrt__ir_pad_mode { MLRT__PADS_EXPLICIT, MLRT__PADS_SAME_UPPER, MLRT__PADS_SAME_LOWER, MLRT__PADS_VALID } mlrt__ir_pad_mode;
+typedef enum mlrt__ir_pool { MLRT__IR_POOL_MAX, MLRT__IR_POOL_AVG, MLRT__IR_POOL_GLOBAL_AVG } mlrt__ir_pool;
+
+/* Each kind's parameters. A list keeps how many values the file gave (0: none; more than it
+ * holds: only the first are kept, and the planner refuses the count). */
+typedef struct mlrt__ir_gemm { bool trans_a, trans_b; float alpha, beta; } mlrt__ir_gemm;
+typedef struct mlrt__ir_window {    /* CONV, POOL */
+    int64_t kernel[2], strides[2], dilations[2], pads[4]; /* pads: the begins, then the ends */
+    uint8_t n_kernel, n_strides, n_dilations, n_pads;
+    uint8_t pad_mode;               /* mlrt__ir_pad_mode */
+    uint8_t pool;                   /* POOL: mlrt__ir_pool */
+    bool ceil_mode, count_include_pad;
+    int64_t group;                  /* CONV */
+} mlrt__ir_window;
+typedef struct mlrt__ir_act { uint8_t fn; uint8_t approximate; float alpha; } mlrt__ir_act; /* fn: mlrt__ir_fn;
+                                     * GELU: approximate 1 is the tanh form; LEAKY_RELU: alpha */
+typedef struct mlrt__ir_softmax { int64_t axis; bool log, flatten; } mlrt__ir_softmax; /* flatten: over all axes from
+                                     * axis on (opsets before 13), not over axis alone */
+typedef struct mlrt__ir_norm { int64_t axis; float epsilon; } mlrt__ir_norm;      /* BATCHNORM, LAYERNORM */
+typedef struct mlrt__ir_axis { int64_t axis; } mlrt__ir_axis;                      /* FLATTEN, CONCAT, GATHER */
+typedef struct mlrt__ir_reshape { bool allow_zero; } mlrt__ir_reshape;
+typedef struct mlrt__ir_transpose { uint8_t n_perm; int64_t perm[MLRT__MAX_RANK]; } mlrt__ir_transpose; /* 0: reversed */
+typedef struct mlrt__ir_shape { int64_t start, end; bool has_end; } mlrt__ir_shape;
+typedef struct mlrt__ir_cast { mlrt_dtype to; } mlrt__ir_cast;                     /* MLRT_F32 or MLRT_I64 */
+
+typedef struct mlrt__ir_op {
+    mlrt__op_kind kind;
+    uint32_t n_in, n_out;
+    int32_t *in, *out;              /* [n_in], [n_out] value ids; -1: an absent input, an output nobody names */
+    uint32_t node;                  /* the file's node, for messages: "node 3 (Conv 'c1')" */
+    const char *type, *name;        /* the file's op type and node name (NUL-terminated) */
+    union {
+        mlrt__ir_gemm gemm;
+        mlrt__ir_window window;
+        mlrt__ir_act act;
+        mlrt__ir_softmax softmax;
+        mlrt__ir_norm norm;
+        mlrt__ir_axis axis;
+        mlrt__ir_reshape reshape;
+        mlrt__ir_transpose transpose;
+        mlrt__ir_shape shape;
+        mlrt__ir_cast cast;
+    } p;
+} mlrt__ir_op;
+
+typedef struct mlrt__ir_graph {
+    const char *format;             /* "onnx": messages about the graph start with it */
+    mlrt__ir_value *vals;           /* [n_vals] */
+    mlrt__ir_op *ops;               /* [n_ops] in run order: an op reads values defined before it */
+    int32_t *inputs, *outputs;      /* [n_inputs], [n_outputs] value ids */
+    const char **syms;              /* [n_syms] the symbolic dims' names (a graph input's dims refer to them) */
+    uint32_t n_vals, n_ops, n_inputs, n_outputs, n_syms;
+    char *facts_json;               /* the format's member of info ("onnx":{...}), or NULL */
+    int32_t *ids;                   /* the ops' in and out lists (one block) */
+    char *strings;                  /* the names (one block) */
+} mlrt__ir_graph;
+void mlrt__ir_graph_free(mlrt__ir_graph *g);
 
 #endif

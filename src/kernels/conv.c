@@ -14,12 +14,13 @@
  * Each y[o][p] sums k in ascending order, in every build and for any batch.
  * Depthwise convolutions (one input channel per group) have too little work per pixel for that
  * and run a direct loop. */
-#include "../model/graph.h"
+#include "kernels.h"
 #include "simd.h"
 #include <math.h>
 #include <string.h>
 
-
+/* Floats after a direct convolution's padded planes that its last pixel vectors may read. */
+#define CONV_SLACK(g) ((size_t)((g)->kh - 1) * (g)->dh * ((g)->w + (g)->pl + (g)->pr) + (size_t)((g)->kw - 1) * (g)->dw + 16)
 
 /* The output columns [lo, hi) whose input column ox * s + x0 lies in [0, w). */
 static void valid_cols(int64_t x0, uint32_t s, uint32_t w, uint32_t ow, uint32_t *lo, uint32_t *hi) {
@@ -31,9 +32,9 @@ static void valid_cols(int64_t x0, uint32_t s, uint32_t w, uint32_t ow, uint32_t
 
 /* The patches of one group's channels [c0, c0 + cg) of image x [c][h][w], in panels of 8 pixels:
  * col[p / 8][k][p % 8]; the lanes past the last pixel are zero. */
-MLRT__SMALL __attribute__((noinline)) static void im2col(const mlrt__gop *op, const float *x, uint32_t c0, uint32_t cg, float *col) {
-    const size_t hw = (size_t)op->h * op->w, panel = (size_t)op->k_in * MLRT__PANEL, p = (size_t)op->oh * op->ow;
-    for (size_t k = 0, last = p / MLRT__PANEL * panel; p % MLRT__PANEL && k < op->k_in; k++)
+MLRT__SMALL __attribute__((noinline)) static void im2col(const mlrt__conv_geom *op, uint32_t k_in, const float *x, uint32_t c0, uint32_t cg, float *col) {
+    const size_t hw = (size_t)op->h * op->w, panel = (size_t)k_in * MLRT__PANEL, p = (size_t)op->oh * op->ow;
+    for (size_t k = 0, last = p / MLRT__PANEL * panel; p % MLRT__PANEL && k < k_in; k++)
         for (size_t j = p % MLRT__PANEL; j < MLRT__PANEL; j++) col[last + k * MLRT__PANEL + j] = 0.0f;
     for (uint32_t ci = 0; ci < cg; ci++)
         for (uint32_t ky = 0; ky < op->kh; ky++)
@@ -61,9 +62,9 @@ MLRT__SMALL __attribute__((noinline)) static void im2col(const mlrt__gop *op, co
 
 /* Stride 1: the group's channels [c0, c0 + cg) of x, zero-padded, into xp [cg][hp][wp] (+ zeros
  * after, for the last vectors' overreach). */
-MLRT__SMALL __attribute__((noinline)) static void pad_planes(const mlrt__gop *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
+MLRT__SMALL __attribute__((noinline)) static void pad_planes(const mlrt__conv_geom *op, const float *x, uint32_t c0, uint32_t cg, float *xp) {
     const size_t hw = (size_t)op->h * op->w, wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb;
-    memset(xp, 0, (cg * hp * wp + MLRT__CONV_SLACK(op)) * sizeof(float));
+    memset(xp, 0, (cg * hp * wp + CONV_SLACK(op)) * sizeof(float));
     for (uint32_t ci = 0; ci < cg; ci++)
         for (uint32_t iy = 0; iy < op->h; iy++)
             memcpy(xp + ((size_t)ci * hp + op->pt + iy) * wp + op->pl, x + (c0 + ci) * hw + (size_t)iy * op->w,
@@ -94,32 +95,33 @@ __attribute__((noinline)) static void direct_4x8(const float *xp, size_t plane, 
     }
 }
 
-/* A stride-1 convolution of one image: w4 = op->wdw packed [groups][ocg / 4 rounded up][k][4]. */
-MLRT__SMALL __attribute__((noinline)) static void conv_direct(const mlrt__gop *op, const float *x, float *y, float *scratch) {
+/* A stride-1 convolution of one image: cv->w packed [groups][ocg / 4 rounded up][k][4]. */
+MLRT__SMALL __attribute__((noinline)) static void conv_direct(const mlrt__conv *cv, const float *x, float *y, float *scratch) {
+    const mlrt__conv_geom *op = &cv->g;
     const size_t wp = (size_t)op->w + op->pl + op->pr, hp = (size_t)op->h + op->pt + op->pb, p = (size_t)op->oh * op->ow;
     const size_t pv = ((size_t)op->oh * wp + 7) / 8 * 8, taps = (size_t)op->kh * op->kw;
     const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
-    float *xp = scratch, *stage = scratch + cg * hp * wp + MLRT__CONV_SLACK(op);
+    float *xp = scratch, *stage = scratch + cg * hp * wp + CONV_SLACK(op);
     int32_t off[64];
     for (uint32_t ky = 0; ky < op->kh; ky++)
         for (uint32_t kx = 0; kx < op->kw; kx++) off[ky * op->kw + kx] = (int32_t)(ky * op->dh * wp + kx * op->dw);
     for (uint32_t g = 0; g < op->groups; g++) {
         pad_planes(op, x, g * cg, cg, xp);
         for (uint32_t bk = 0; bk < blocks; bk++) {
-            direct_4x8(xp, hp * wp, cg, off, (uint32_t)taps, op->wdw + ((size_t)g * blocks + bk) * op->k_in * 4, pv, stage);
+            direct_4x8(xp, hp * wp, cg, off, (uint32_t)taps, cv->w + ((size_t)g * blocks + bk) * cv->k_in * 4, pv, stage);
             for (uint32_t j = 0; j < 4 && bk * 4 + j < ocg; j++) { /* the valid columns, plus bias and activation */
                 uint32_t o = g * ocg + bk * 4 + j;
-                float *yo = y + o * p, bias = op->bdw[o];
+                float *yo = y + o * p, bias = cv->b[o];
                 for (uint32_t oy = 0; oy < op->oh; oy++)
                     for (uint32_t ox = 0; ox < op->ow; ox++) yo[oy * op->ow + ox] = stage[j * pv + oy * wp + ox] + bias;
-                mlrt__activate(op->act, yo, p);
+                mlrt__activate(cv->act, yo, p);
             }
         }
     }
 }
 
 /* One output channel of a depthwise convolution: y [oh][ow] from plane [h][w]. */
-MLRT__SMALL __attribute__((noinline)) static void depthwise(const mlrt__gop *op, const float *plane, const float *w, float bias, float *y) {
+MLRT__SMALL __attribute__((noinline)) static void depthwise(const mlrt__conv_geom *op, const float *plane, const float *w, float bias, float *y) {
     for (uint32_t oy = 0; oy < op->oh; oy++) {
         int64_t y0 = (int64_t)oy * op->sh - op->pt;
         for (uint32_t ox = 0; ox < op->ow; ox++) {
@@ -139,35 +141,73 @@ MLRT__SMALL __attribute__((noinline)) static void depthwise(const mlrt__gop *op,
     }
 }
 
-void mlrt__conv_forward(const mlrt__gop *op, const float *x, float *y, const float *zeros, float *col, size_t images) {
+mlrt__conv_form mlrt__conv_form_of(const mlrt__conv_geom *g) {
+    if (g->groups > 1 && g->groups == g->c) return MLRT__CONV_DEPTHWISE;
+    if (g->sh == 1 && g->sw == 1 && (uint64_t)g->kh * g->kw <= MLRT__CONV_MAX_TAPS) return MLRT__CONV_DIRECT;
+    return MLRT__CONV_PATCHES;
+}
+
+size_t mlrt__conv_weight_floats(const mlrt__conv *c) {
+    if (c->form != MLRT__CONV_DIRECT) return (size_t)c->g.oc * c->k_in;
+    uint32_t ocg = c->g.oc / c->g.groups;
+    return (size_t)c->g.groups * ((ocg + 3) / 4) * c->k_in * 4;
+}
+
+MLRT__SMALL void mlrt__conv_pack(const mlrt__conv *c, const float *w, float *dst) {
+    if (c->form != MLRT__CONV_DIRECT) { /* [oc][k_in] as it is */
+        memcpy(dst, w, (size_t)c->g.oc * c->k_in * sizeof *dst);
+        return;
+    }
+    /* [groups][ceil(ocg / 4)][k][4], zero for the channels past ocg */
+    uint32_t ocg = c->g.oc / c->g.groups, blocks = (ocg + 3) / 4;
+    memset(dst, 0, mlrt__conv_weight_floats(c) * sizeof *dst);
+    for (uint32_t o = 0; o < c->g.oc; o++) {
+        uint32_t g = o / ocg, j = o % ocg;
+        for (uint32_t k = 0; k < c->k_in; k++)
+            dst[(((size_t)g * blocks + j / 4) * c->k_in + k) * 4 + j % 4] = w[(size_t)o * c->k_in + k];
+    }
+}
+
+MLRT__SMALL void mlrt__conv_scratch(const mlrt__conv *c, uint64_t *col, uint64_t *zeros) {
+    const mlrt__conv_geom *g = &c->g;
+    uint64_t p_pad = ((uint64_t)g->oh * g->ow + MLRT__PANEL - 1) / MLRT__PANEL * MLRT__PANEL;
+    uint64_t wp = (uint64_t)g->w + g->pl + g->pr, hp = (uint64_t)g->h + g->pt + g->pb;
+    *col = c->form == MLRT__CONV_DEPTHWISE ? 0
+         : c->form == MLRT__CONV_DIRECT ? (uint64_t)(g->c / g->groups) * hp * wp + CONV_SLACK(g) + 4 * (((uint64_t)g->oh * wp + 7) / 8 * 8)
+         : p_pad * c->k_in;
+    *zeros = c->form == MLRT__CONV_PATCHES ? p_pad : 0;
+}
+
+void mlrt__conv_forward(const mlrt__conv *cv, const float *x, float *y, const float *zeros, float *col, size_t images) {
+    const mlrt__conv_geom *op = &cv->g;
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
     const uint32_t cg = op->c / op->groups, ocg = op->oc / op->groups;
     const size_t p_pad = (p + MLRT__PANEL - 1) / MLRT__PANEL * MLRT__PANEL;
     /* the patches as a dense layer of p outputs and no bias (col starts with zeros) */
     mlrt__dense d = {0};
-    d.in = op->k_in, d.out = (uint32_t)p, d.out_padded = (uint32_t)p_pad;
+    d.in = cv->k_in, d.out = (uint32_t)p, d.out_padded = (uint32_t)p_pad;
     d.w = col, d.b = (float *)zeros, d.act = MLRT_ACT_IDENTITY;
     for (size_t n = 0; n < images; n++, x += op->c * hw, y += op->oc * p) {
-        if (op->depthwise) {
+        if (cv->form == MLRT__CONV_DEPTHWISE) {
             uint32_t mult = op->oc / op->c;
             for (uint32_t o = 0; o < op->oc; o++) {
-                depthwise(op, x + (o / mult) * hw, op->wdw + (size_t)o * op->kh * op->kw, op->bdw[o], y + o * p);
-                mlrt__activate(op->act, y + o * p, p);
+                depthwise(op, x + (o / mult) * hw, cv->w + (size_t)o * op->kh * op->kw, cv->b[o], y + o * p);
+                mlrt__activate(cv->act, y + o * p, p);
             }
             continue;
         }
-        if (op->direct) {
-            conv_direct(op, x, y, col);
+        if (cv->form == MLRT__CONV_DIRECT) {
+            conv_direct(cv, x, y, col);
             continue;
         }
         for (uint32_t g = 0; g < op->groups; g++) {
-            im2col(op, x, g * cg, cg, col);
-            mlrt__dense_forward(&d, op->wdw + (size_t)g * ocg * op->k_in, op->k_in, y + (size_t)g * ocg * p, p, ocg);
+            im2col(op, cv->k_in, x, g * cg, cg, col);
+            mlrt__dense_forward(&d, cv->w + (size_t)g * ocg * cv->k_in, cv->k_in, y + (size_t)g * ocg * p, p, ocg);
         }
         for (uint32_t o = 0; o < op->oc; o++) {
-            float *yo = y + o * p, bias = op->bdw[o];
+            float *yo = y + o * p, bias = cv->b[o];
             for (size_t q = 0; q < p; q++) yo[q] += bias;
-            mlrt__activate(op->act, yo, p);
+            mlrt__activate(cv->act, yo, p);
         }
     }
 }
@@ -199,13 +239,14 @@ static void maxpool_2x2(const float *x, uint32_t w, uint32_t oh, uint32_t ow, fl
     }
 }
 
-MLRT__SMALL void mlrt__pool_forward(const mlrt__gop *op, const float *x, float *y, size_t images) {
+MLRT__SMALL void mlrt__pool_forward(const mlrt__conv_geom *op, mlrt__pool_kind kind, bool count_pad, const float *x,
+                                    float *y, size_t planes) {
     const size_t hw = (size_t)op->h * op->w, p = (size_t)op->oh * op->ow;
-    const bool max = op->kind == MLRT__GOP_MAXPOOL;
+    const bool max = kind == MLRT__POOL_MAX;
     const bool fast2x2 = max && op->kh == 2 && op->kw == 2 && op->sh == 2 && op->sw == 2 && op->dh == 1 && op->dw == 1 &&
                          op->pt == 0 && op->pl == 0 && 2u * op->oh <= op->h && 2u * op->ow <= op->w;
-    for (size_t plane = 0; plane < images * op->c; plane++, x += hw, y += p) {
-        if (op->kind == MLRT__GOP_GLOBALAVG) {
+    for (size_t plane = 0; plane < planes; plane++, x += hw, y += p) {
+        if (kind == MLRT__POOL_GLOBAL_AVG) {
             float s = 0.0f;
             for (size_t i = 0; i < hw; i++) s += x[i];
             y[0] = s / (float)hw;
@@ -235,7 +276,7 @@ MLRT__SMALL void mlrt__pool_forward(const mlrt__gop *op, const float *x, float *
                 }
                 if (!max) {
                     float div = (float)((ky1 - ky0) * (kx1 - kx0));
-                    if (op->count_pad) { /* the window clipped to the padded input */
+                    if (count_pad) { /* the window clipped to the padded input */
                         int64_t ye = y0 + (int64_t)(op->kh - 1) * op->dh + 1, xe = x0 + (int64_t)(op->kw - 1) * op->dw + 1;
                         int64_t ylim = (int64_t)op->h + op->pb, xlim = (int64_t)op->w + op->pr;
                         div = (float)((((ye < ylim ? ye : ylim) - y0 + op->dh - 1) / op->dh) *

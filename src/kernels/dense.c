@@ -90,31 +90,6 @@ KERNEL void panel_rows(const float *w, const float *x, size_t xs, size_t in, flo
 #endif
 }
 
-static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
-
-__attribute__((noinline)) void mlrt__activate(mlrt_activation act, float *y, size_t n) {
-    switch (act) {
-    case MLRT_ACT_IDENTITY: break;
-    case MLRT_ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f; break;
-    case MLRT_ACT_LEAKY_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.01f * y[i]; break;
-    case MLRT_ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = sigmoid(y[i]); break;
-    case MLRT_ACT_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(y[i]); break;
-    case MLRT_ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = y[i] * sigmoid(y[i]); break;
-    case MLRT_ACT_GELU: /* exact form, as PyTorch's default nn.GELU */
-        for (size_t i = 0; i < n; i++) y[i] = 0.5f * y[i] * (1.0f + erff(y[i] * 0.70710678118654752f));
-        break;
-    case MLRT_ACT_SOFTMAX: {
-        float m = y[0], s = 0.0f;
-        for (size_t i = 1; i < n; i++) m = y[i] > m ? y[i] : m;
-        for (size_t i = 0; i < n; i++) { y[i] = expf(y[i] - m); s += y[i]; }
-        float inv = 1.0f / s;
-        for (size_t i = 0; i < n; i++) y[i] *= inv;
-        break;
-    }
-    case MLRT_ACT_COUNT_: break;
-    }
-}
-
 /* Adds the bias, keeps the first `out` of the panel's outputs. */
 static inline void store_panel(const float *acc8, const float *bias8, float *y, size_t n) {
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] + bias8[j];

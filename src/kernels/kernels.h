@@ -1,5 +1,7 @@
-/* kernels/kernels.h — the hot loops: dense layers (f32 and quantized), trees, k-means. Kernels take
- * plain parameters (arrays, sizes, packed weights) and use only the base (README, "Architecture"). */
+/* kernels/kernels.h — the hot loops: dense layers (f32 and quantized), trees, k-means, elementwise
+ * activations, convolution and pooling, layer normalization and the tensor ops of graphs. Kernels
+ * take plain parameters (arrays, sizes, packed weights, geometry structs) and use only the base
+ * (README, "Architecture"). */
 #ifndef MLRT__KERNELS_H
 #define MLRT__KERNELS_H
 #include "../base/base.h"
@@ -73,6 +75,7 @@ void mlrt__dense_forward(const mlrt__dense *l, const float *x, size_t x_stride, 
  * activation elementwise. Each output gets the bits of the whole layer (mlrt_layer_slice). */
 void mlrt__dense_forward_range(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride,
                               size_t rows, size_t o0, size_t o1);
+/* act over y [n] in place (softmax: over the n; the rest elementwise, as mlrt__act_apply; kernels/act.c). */
 void mlrt__activate(mlrt_activation act, float *y, size_t n);
 /* Packs a file's f32 weights (little endian, any alignment; [out][in], or [in][out] when in_major)
  * into panels: dst[p][i][j] = W[p * MLRT__PANEL + j][i], zero past out (dst: out_padded x in).
@@ -109,5 +112,107 @@ float mlrt__quant_weight(const mlrt__dense *d, size_t o, size_t i);
 /* Like mlrt__dense_forward_range for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q + 2]: scratch. */
 void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                         size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz);
+
+
+/* ---- elementwise activations (kernels/act.c): one implementation for dense layers and graphs ---- */
+/* mlrt_activation's elementwise functions (same numbers; softmax is not elementwise), then the graphs'. */
+typedef enum mlrt__act_kind {
+    MLRT__ACT_IDENTITY = MLRT_ACT_IDENTITY, MLRT__ACT_RELU = MLRT_ACT_RELU, MLRT__ACT_SIGMOID = MLRT_ACT_SIGMOID,
+    MLRT__ACT_TANH = MLRT_ACT_TANH, MLRT__ACT_GELU = MLRT_ACT_GELU, MLRT__ACT_LEAKY_RELU = MLRT_ACT_LEAKY_RELU,
+    MLRT__ACT_SILU = MLRT_ACT_SILU,
+    MLRT__ACT_ERF = MLRT_ACT_COUNT_, /* erf(x) */
+    MLRT__ACT_GELU_TANH,             /* x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2 */
+    MLRT__ACT_CLIP,                  /* min(max(x, lo), hi) */
+    MLRT__ACT_KIND_COUNT_
+} mlrt__act_kind;
+typedef struct mlrt__act {
+    mlrt__act_kind kind;
+    float alpha;                    /* LEAKY_RELU: the slope below 0 */
+    float lo, hi;                   /* CLIP: the bounds */
+} mlrt__act;
+/* y[i] = f(x[i]) for i < n (y may be x). */
+void mlrt__act_apply(const mlrt__act *a, const float *x, float *y, size_t n);
+/* Ours, the same bits in every build (kernels/act.c): the true value rounded, or one ulp from it. */
+float mlrt__expf(float x);
+float mlrt__erff(float x);
+float mlrt__gelu(float x);       /* x Phi(x): exact GELU */
+float mlrt__gelu_tanh(float x);  /* GELU's tanh approximation */
+
+/* ---- layer normalization (kernels/norm.c) ---- */
+/* Over rows of n: h = x (+ res, when res is not NULL), mean and biased variance of h's row in
+ * double, y = (h - mean) / sqrt(var + eps) * scale + bias (scale [n]; bias [n] or NULL). mean and
+ * inv_std (each [rows] or NULL) get the row's mean and 1 / sqrt(var + eps). y may be x or res. */
+typedef struct mlrt__norm {
+    size_t rows, n;
+    float eps;
+    const float *scale, *bias;      /* [n], [n] or NULL */
+} mlrt__norm;
+void mlrt__layernorm(const mlrt__norm *p, const float *x, const float *res, float *y, float *mean, float *inv_std);
+
+/* ---- convolution and pooling on NCHW tensors (kernels/conv.c; 1-D ops run as height 1) ---- */
+typedef struct mlrt__conv_geom {
+    uint32_t c, h, w;               /* input: channels, height, width */
+    uint32_t oc, oh, ow;            /* output */
+    uint32_t kh, kw, sh, sw, dh, dw;/* kernel, strides, dilations */
+    int32_t pt, pl, pb, pr;         /* pads: top, left, bottom, right */
+    uint32_t groups;                /* convolutions: groups (c and oc divide by it); pooling: 1 */
+} mlrt__conv_geom;
+#define MLRT__CONV_MAX_TAPS 64
+typedef enum mlrt__conv_form {
+    MLRT__CONV_PATCHES,             /* im2col + the dense kernel, per image and group: w [oc][k_in] */
+    MLRT__CONV_DIRECT,              /* stride 1, at most MLRT__CONV_MAX_TAPS taps: w [groups][ceil(ocg / 4)][k_in][4] */
+    MLRT__CONV_DEPTHWISE            /* one input channel per group: w [oc][kh * kw] */
+} mlrt__conv_form;
+typedef struct mlrt__conv {
+    mlrt__conv_geom g;
+    mlrt__conv_form form;
+    uint32_t k_in;                  /* inputs per output: c / groups * kh * kw */
+    mlrt_activation act;            /* after the bias */
+    const float *w;                 /* packed by mlrt__conv_pack, in form's layout */
+    const float *b;                 /* [oc] */
+} mlrt__conv;
+/* The form a convolution of geometry g runs in. */
+mlrt__conv_form mlrt__conv_form_of(const mlrt__conv_geom *g);
+/* w [oc][k_in] (ONNX's [oc][c / groups][kh][kw]) into dst in c's form; dst: mlrt__conv_weight_floats(c). */
+size_t mlrt__conv_weight_floats(const mlrt__conv *c);
+void mlrt__conv_pack(const mlrt__conv *c, const float *w, float *dst);
+/* Scratch a run needs: col floats (patches or padded planes) and zeros (at least the pixels, the dense
+ * kernel's bias when it runs a convolution). */
+void mlrt__conv_scratch(const mlrt__conv *c, uint64_t *col, uint64_t *zeros);
+/* images of x [c][h][w] -> y [oc][oh][ow]; zeros, col: the scratch (zeros stay zero). */
+void mlrt__conv_forward(const mlrt__conv *c, const float *x, float *y, const float *zeros, float *col, size_t images);
+typedef enum mlrt__pool_kind { MLRT__POOL_MAX, MLRT__POOL_AVG, MLRT__POOL_GLOBAL_AVG } mlrt__pool_kind;
+/* planes of x [h][w] -> y [oh][ow]; count_pad: an average divides by the window clipped to the padded input. */
+void mlrt__pool_forward(const mlrt__conv_geom *g, mlrt__pool_kind kind, bool count_pad, const float *x, float *y,
+                        size_t planes);
+
+/* ---- tensor ops (kernels/tensor_ops.c): shapes of rank r, dims [r] ---- */
+typedef enum mlrt__bin_kind { MLRT__BIN_ADD, MLRT__BIN_SUB, MLRT__BIN_MUL, MLRT__BIN_DIV } mlrt__bin_kind;
+/* y = a op b with numpy broadcasting (ad, bd: padded with leading 1s to rank r; yd: y's dims). */
+void mlrt__binary(mlrt__bin_kind k, const float *a, const int64_t *ad, const float *b, const int64_t *bd, float *y,
+                  const int64_t *yd, uint32_t r);
+void mlrt__binary_i64(mlrt__bin_kind k, const int64_t *a, const int64_t *ad, const int64_t *b, const int64_t *bd,
+                      int64_t *y, const int64_t *yd, uint32_t r); /* a division by 0 gives 0 (callers check) */
+/* softmax (log: log-softmax) of x viewed as [outer][n][inner] over the n. */
+void mlrt__softmax(const float *x, float *y, size_t outer, size_t n, size_t inner, bool log);
+/* y = x with its axes permuted: y's axis d is x's axis perm[d]; es: bytes per element (4 or 8). */
+void mlrt__transpose(const void *x, const int64_t *xd, const int64_t *perm, uint32_t r, void *y, size_t es);
+/* y = x padded with value: pads [2r] (begins, then ends), each >= 0. */
+void mlrt__pad(const float *x, const int64_t *xd, const int64_t *pads, uint32_t r, float value, float *y);
+/* y = x[first[d] + i[d] * step[d]] over y's index i (yd: y's dims); es: bytes per element (4 or 8). */
+void mlrt__slice(const void *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r, void *y,
+                 const int64_t *yd, size_t es);
+/* y = x * scale[c] + shift[c] on x viewed as [outer][c][inner]. */
+void mlrt__affine(const float *x, const float *scale, const float *shift, size_t outer, size_t c, size_t inner,
+                  float *y);
+/* Gather along an axis: x viewed as [outer][n][inner] (es bytes per element), idx [m] (negative:
+ * from the end) -> y [outer][m][inner]. Returns the position of the first index out of [-n, n), or
+ * -1 when every index is in range (y is then complete). */
+int64_t mlrt__gather(const void *x, size_t outer, size_t n, size_t inner, size_t es, const int64_t *idx, size_t m,
+                     void *y);
+/* Element type conversions; mlrt__cast_f32_i64 rounds toward 0 and returns the position of the first
+ * value that is NaN or beyond int64 (-1: none). */
+void mlrt__cast_i64_f32(const int64_t *x, float *y, size_t n);
+int64_t mlrt__cast_f32_i64(const float *x, int64_t *y, size_t n);
 
 #endif

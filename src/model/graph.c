@@ -1,348 +1,350 @@
-/* model/graph.c — from a parsed ONNX graph to a plan: each node's inputs and attributes checked,
- * its output shapes inferred, constants folded at load (int64 shape arithmetic included), and the
- * rest turned into ops. Fusion, packing and the arena are in graph_plan.c.
+/* model/graph.c — the graph family: a model of a graph (ir/ir.h), its plans, and its named inputs
+ * and outputs.
  *
- * Batch mode: when the graph input's first dimension is symbolic (or 1, from a fixed-batch export),
- * it is planned as 1 and stands for the batch; every computed value then keeps the batch as its
- * first dimension, and predict_batch runs many samples through one run of the plan. An op that
- * would mix samples (Softmax over axis 0, a Transpose moving axis 0, ...) refuses batch mode: a
- * fixed-batch graph is then planned as it is (one sample = the whole input tensor), and a graph
- * with a symbolic batch is refused as UNSUPPORTED, naming the node. */
-#include "graph_build.h"
+ * The graph's symbolic dims are of two roles. The batch: dim 0 of every input (all of rank >= 2),
+ * symbolic or a fixed 1 (an export with batch 1); it is planned as 1 and a run takes tiles of rows
+ * (batch mode), unless an op mixes the samples of a batch: then a fixed batch is planned as it is,
+ * and a symbolic one refused. The others (a sequence length) vary per run, up to a largest value
+ * the model states: each distinct set of their values gets its own plan, made by the run that
+ * first needs it (the last MLRT__GRAPH_PLANS are kept); the plans share the packed weights. At
+ * load the graph is planned at the largest value that stays within the activation limits (and at
+ * one less, to tell which outputs' dims follow it); the load's cost follows the graph, never the
+ * activations. predict and predict_batch run graphs of one float input and one float output
+ * without varying dims, as rows. */
+#include "graph.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ values and messages */
+enum { ROLE_NONE, ROLE_BATCH, ROLE_VARY };
 
-mlrt_status mlrt__bld_fail(bld *b, mlrt_status code, const char *fmt, ...) {
-    const mlrt__onnx_node *nd = &b->g->nodes[b->node];
-    char msg[224];
-    va_list ap;
-    va_start(ap, fmt);
-    mlrt__vformat(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return mlrt__fail(b->err, code, "onnx: node %u (%.*s '%.*s'): %s", b->node, (int)nd->op.n, nd->op.p,
-                     (int)(nd->name.n > 64 ? 64 : nd->name.n), nd->name.p, msg);
+typedef struct gmodel {
+    mlrt__ir_graph ir;              /* the graph (owned) */
+    mlrt__gpack **packs;            /* [ir.n_ops] packed weights the plans share */
+    mlrt__graph *plans[MLRT__GRAPH_PLANS]; /* most recently used first */
+    uint32_t n_plans;
+    bool batched;
+    uint8_t *role;                  /* [ir.n_syms] ROLE_* */
+    int64_t max_len;                /* the varying dims' largest value (0: none vary) */
+    char *facts_json;               /* the "onnx":{..., "plan":{...}} member of info */
+    mlrt_error scratch_err;
+} gmodel;
+
+static void gmodel_free(gmodel *gm) {
+    if (!gm) return;
+    for (uint32_t k = 0; k < gm->n_plans; k++) mlrt__graph_free(gm->plans[k]);
+    for (uint32_t k = 0; gm->packs && k < gm->ir.n_ops; k++)
+        if (gm->packs[k]) gm->packs[k]->release(gm->packs[k]);
+    free(gm->packs), free(gm->role), free(gm->facts_json);
+    mlrt__ir_graph_free(&gm->ir);
+    free(gm);
 }
 
-/* Refuses batch mode when an op would mix the samples of a batch. */
-mlrt_status mlrt__bld_rows_apart(bld *b, bool ok, const char *why) {
-    if (ok || !b->gr->batched) return MLRT_OK;
-    b->mixes_batch = true;
-    return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "%s, which mixes the samples of a batch; mlrt runs a symbolic batch "
-                         "dimension only through ops that keep samples apart", why);
+/* ------------------------------------------------------------------ plans */
+
+/* The symbols' values for a plan: the batch 1, the varying ones len. */
+static void lens(const gmodel *gm, int64_t len, int64_t *out) {
+    for (uint32_t s = 0; s < gm->ir.n_syms; s++) out[s] = gm->role[s] == ROLE_VARY ? len : 1;
 }
 
-int32_t mlrt__bld_val(bld *b, uint32_t rank, const int64_t *dims) {
-    if (b->gr->n_vals == b->cap_vals) {
-        uint32_t cap = b->cap_vals ? 2 * b->cap_vals : 64;
-        mlrt__gval *v = realloc(b->gr->vals, cap * sizeof *v);
-        if (!v) return -1;
-        b->gr->vals = v, b->cap_vals = cap;
+/* A plan for len [n_syms], in batch mode when the model is; falls back to planning a fixed batch
+ * of 1 as it is when an op mixes samples. */
+static mlrt__graph *plan(gmodel *gm, const int64_t *len, bool *over_limit, mlrt_error *err) {
+    bool mixes = false;
+    mlrt__graph *g = mlrt__plan(&gm->ir, len, gm->batched, gm->packs, &mixes, over_limit, err);
+    bool symbolic_batch = false;
+    for (uint32_t s = 0; s < gm->ir.n_syms; s++) symbolic_batch |= gm->role[s] == ROLE_BATCH;
+    if (!g && mixes && gm->batched && !symbolic_batch) {
+        gm->batched = false;
+        g = mlrt__plan(&gm->ir, len, false, gm->packs, &mixes, over_limit, err);
     }
-    mlrt__gval *v = &b->gr->vals[b->gr->n_vals];
-    memset(v, 0, sizeof *v);
-    v->rank = rank;
-    v->count = 1;
-    for (uint32_t d = 0; d < rank; d++) v->dims[d] = dims[d], v->count *= (uint64_t)dims[d];
-    v->alias = -1;
-    v->op = -1;
-    return (int32_t)b->gr->n_vals++;
+    return g;
 }
 
-mlrt__gop *mlrt__bld_op(bld *b, mlrt__gop_kind kind, int32_t out) {
-    if (b->gr->n_ops == b->cap_ops) {
-        uint32_t cap = b->cap_ops ? 2 * b->cap_ops : 32;
-        mlrt__gop *o = realloc(b->gr->ops, cap * sizeof *o);
-        if (!o) return NULL;
-        b->gr->ops = o, b->cap_ops = cap;
+/* The plan for the varying dims of this run's inputs: a kept one, or a new one (the least recently
+ * used dropped). */
+static mlrt__graph *plan_for(gmodel *gm, const mlrt_tensor *in, mlrt_error *err) {
+    int64_t len[MLRT__MAX_RANK * 8 + 1];
+    int64_t *l = gm->ir.n_syms <= MLRT__MAX_RANK * 8 ? len : malloc(gm->ir.n_syms * sizeof *l);
+    if (!l) { mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "run: out of memory"); return NULL; }
+    lens(gm, 1, l);
+    for (uint32_t k = 0; k < gm->ir.n_inputs; k++) {
+        const mlrt__ir_value *v = &gm->ir.vals[gm->ir.inputs[k]];
+        for (int32_t d = 0; d < v->rank; d++)
+            if (v->dims[d] < 0 && gm->role[MLRT__IR_SYM_OF(v->dims[d])] == ROLE_VARY) l[MLRT__IR_SYM_OF(v->dims[d])] = in[k].dims[d];
     }
-    mlrt__gop *op = &b->gr->ops[b->gr->n_ops++];
-    memset(op, 0, sizeof *op);
-    op->kind = kind;
-    op->node = b->node;
-    op->out = out;
-    op->act = MLRT_ACT_IDENTITY;
-    b->gr->vals[out].op = (int32_t)(b->gr->n_ops - 1);
-    return op;
+    uint32_t at = 0;
+    while (at < gm->n_plans && memcmp(gm->plans[at]->len, l, gm->ir.n_syms * sizeof *l)) at++;
+    mlrt__graph *g = at < gm->n_plans ? gm->plans[at] : NULL;
+    if (!g) {
+        if (!(g = plan(gm, l, NULL, err))) {
+            if (l != len) free(l);
+            return NULL;
+        }
+        if (gm->n_plans == MLRT__GRAPH_PLANS) mlrt__graph_free(gm->plans[--gm->n_plans]);
+        at = gm->n_plans++;
+    }
+    memmove(gm->plans + 1, gm->plans, at * sizeof *gm->plans);
+    gm->plans[0] = g;
+    if (l != len) free(l);
+    return g;
 }
 
-/* ------------------------------------------------------------------ attributes */
+/* ------------------------------------------------------------------ running */
 
-mlrt_status mlrt__bld_attr(bld *b, const char *name, uint32_t type, const mlrt__onnx_attr **a) {
-    *a = mlrt__onnx_attr_find(&b->g->nodes[b->node], name);
-    if (*a && (*a)->type != type)
-        return mlrt__bld_fail(b, MLRT_ERR_BAD_HEADER, "attribute '%s' has type %u, not %s", name, (*a)->type,
-                             type == MLRT__ATTR_INT ? "INT" : type == MLRT__ATTR_INTS ? "INTS" : type == MLRT__ATTR_FLOAT ? "FLOAT"
-                             : type == MLRT__ATTR_STRING ? "STRING" : "TENSOR");
+static size_t dtype_bytes(mlrt_dtype t) { return t == MLRT_I64 ? 8 : 4; }
+
+/* n samples of the inputs (each at data + sample * its floats per sample) through g; the outputs y [n_outputs]. */
+static mlrt_status run_rows(mlrt__graph *g, const void *const *data, size_t n, void **y, mlrt_error *err) {
+    for (size_t r = 0; r < n; r += g->tile_rows) {
+        size_t rows = n - r < g->tile_rows ? n - r : g->tile_rows;
+        for (uint32_t k = 0; k < g->n_inputs; k++) {
+            const mlrt__gval *v = &g->vals[g->inputs[k]];
+            g->x[k] = (const char *)data[k] + (g->batched ? r * v->count * dtype_bytes(v->dtype) : 0);
+        }
+        mlrt_status st = mlrt__graph_run(g, rows, err);
+        if (st) return st;
+        for (uint32_t k = 0; k < g->n_outputs; k++) {
+            const mlrt__gval *v = &g->vals[g->outputs[k]];
+            size_t per = v->count * dtype_bytes(v->dtype);
+            memcpy((char *)y[k] + (g->batched ? r * per : 0), mlrt__gdata(g, g->outputs[k]), rows * per);
+        }
+    }
     return MLRT_OK;
 }
 
-mlrt_status mlrt__bld_int(bld *b, const char *name, int64_t def, int64_t *v) {
-    const mlrt__onnx_attr *a;
-    mlrt_status st = mlrt__bld_attr(b, name, MLRT__ATTR_INT, &a);
-    *v = a ? a->i : def;
-    return st;
-}
-
-mlrt_status mlrt__bld_float(bld *b, const char *name, float def, float *v) {
-    const mlrt__onnx_attr *a;
-    mlrt_status st = mlrt__bld_attr(b, name, MLRT__ATTR_FLOAT, &a);
-    *v = a ? a->f : def;
-    return st;
-}
-
-/* An INTS attribute of exactly n values (n == 0: any count, *got set), or def (NULL: absent). */
-mlrt_status mlrt__bld_ints(bld *b, const char *name, uint32_t n, const int64_t **v, uint32_t *got) {
-    const mlrt__onnx_attr *a;
-    mlrt_status st = mlrt__bld_attr(b, name, MLRT__ATTR_INTS, &a);
+static mlrt_status graph_predict(mlrt_model *m, const float *in, size_t n, float *out, mlrt_error *err) {
+    mlrt_status st = mlrt__check_rows(m, in, n, out, true, "predict", err);
     if (st) return st;
-    *v = a ? a->ints : NULL;
-    if (got) *got = a ? a->n : 0;
-    if (a && n && a->n != n) return mlrt__bld_fail(b, MLRT_ERR_BAD_HEADER, "attribute '%s' has %u values, not %u", name, a->n, n);
+    gmodel *gm = m->impl;
+    if (!m->in_size)
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "predict: a graph of %u inputs and %u outputs%s takes named inputs, "
+                          "not rows of floats: use mlrt_run", m->n_inputs, m->n_outputs, gm->max_len ? " with varying dims" : "");
+    mlrt__graph *g = gm->plans[0];
+    const void *data[1] = {in};
+    void *y[1] = {out};
+    if (!g->batched && n > 1) /* a plan of one sample: the rows one by one */
+        for (size_t r = 0; r < n && !st; r++) data[0] = in + r * m->in_size, y[0] = out + r * m->out_size, st = run_rows(g, data, 1, y, err);
+    else st = run_rows(g, data, n, y, err);
+    if (st) return st;
+    for (size_t k = 0; k < n * m->out_size; k++)
+        if (!isfinite(out[k]))
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu is not finite (an overflow, or a "
+                              "division by zero in the graph)", k % m->out_size, k / m->out_size);
     return MLRT_OK;
 }
 
-/* ------------------------------------------------------------------ inputs */
-
-/* Input k of the current node as a plan value (-1: absent). */
-int32_t mlrt__bld_in(bld *b, uint32_t k) {
-    const mlrt__onnx_node *nd = &b->g->nodes[b->node];
-    return k < nd->n_in && nd->in[k] >= 0 ? b->vmap[nd->in[k]] : -1;
-}
-
-/* Checks the count of inputs (at least lo, at most hi) and outputs (1, others absent or unused). */
-mlrt_status mlrt__bld_arity(bld *b, uint32_t lo, uint32_t hi) {
-    const mlrt__onnx_node *nd = &b->g->nodes[b->node];
-    if (nd->n_in < lo || nd->n_in > hi)
-        return mlrt__bld_fail(b, MLRT_ERR_BAD_HEADER, "%u inputs; the op takes %u to %u", nd->n_in, lo, hi);
-    for (uint32_t k = 0; k < lo; k++)
-        if (mlrt__bld_in(b, k) < 0) return mlrt__bld_fail(b, MLRT_ERR_BAD_HEADER, "input %u is required", k);
-    if (nd->n_out < 1 || nd->out[0] < 0) return mlrt__bld_fail(b, MLRT_ERR_BAD_HEADER, "no output");
-    for (uint32_t k = 1; k < nd->n_out; k++)
-        if (nd->out[k] >= 0 && b->uses[nd->out[k]])
-            return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "output %u is used; mlrt computes only the first output", k);
-    for (uint32_t k = 0; k < nd->n_in; k++) {
-        int32_t v = mlrt__bld_in(b, k);
-        if (v >= 0 && !b->gr->vals[v].is_const && b->gr->vals[v].is_int)
-            return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "input %u is an int64 tensor computed per call", k);
+static mlrt_status graph_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err) {
+    gmodel *gm = m->impl;
+    for (uint32_t k = 0; k < m->n_inputs; k++) { /* float inputs must be finite */
+        if (in[k].dtype != MLRT_F32) continue;
+        uint64_t count = 1;
+        for (uint32_t d = 0; d < in[k].rank; d++) count *= (uint64_t)in[k].dims[d];
+        for (uint64_t i = 0; i < count; i++)
+            if (!isfinite(((const float *)in[k].data)[i]))
+                return mlrt__fail(err, MLRT_ERR_NON_FINITE, "run: input '%s' element %llu is not finite", in[k].name,
+                                  (unsigned long long)i);
     }
-    return MLRT_OK;
-}
-
-/* A constant int64 input (shapes, axes, pads), or NULL with an error. */
-mlrt_status mlrt__bld_const_ints(bld *b, uint32_t k, const int64_t **v, uint64_t *n) {
-    int32_t id = mlrt__bld_in(b, k);
-    if (id < 0) return mlrt__bld_fail(b, MLRT_ERR_BAD_HEADER, "input %u is missing", k);
-    const mlrt__gval *g = &b->gr->vals[id];
-    if (!g->is_const || !g->is_int)
-        return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "input %u must be a constant int64 tensor (an initializer, a "
-                             "Constant or a shape computed at load)", k);
-    if (g->rank > 1) return mlrt__bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "input %u has rank %u, not 1", k, g->rank);
-    *v = g->i;
-    *n = g->count;
-    return MLRT_OK;
-}
-
-/* A constant scalar float input (Clip bounds, Pad value), absent: def. */
-mlrt_status mlrt__bld_const_scalar(bld *b, uint32_t k, float def, float *v) {
-    int32_t id = mlrt__bld_in(b, k);
-    *v = def;
-    if (id < 0) return MLRT_OK;
-    const mlrt__gval *g = &b->gr->vals[id];
-    if (!g->is_const || g->count != 1)
-        return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "input %u must be a constant scalar", k);
-    *v = g->is_int ? (float)g->i[0] : g->f[0];
-    return MLRT_OK;
-}
-
-/* Normalises axis (negative counts from the end) against rank. */
-mlrt_status mlrt__bld_axis(bld *b, int64_t axis, uint32_t rank, uint32_t *out) {
-    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
-        return mlrt__bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "axis %lld is out of range for rank %u", (long long)axis, rank);
-    *out = (uint32_t)(axis < 0 ? axis + rank : axis);
-    return MLRT_OK;
-}
-
-/* Binds the node's first output to plan value v. */
-void mlrt__bld_set_out(bld *b, int32_t v) { b->vmap[b->g->nodes[b->node].out[0]] = v; }
-
-uint64_t mlrt__dims_prod(const int64_t *d, uint32_t from, uint32_t to) {
-    uint64_t p = 1;
-    for (uint32_t k = from; k < to; k++) p *= (uint64_t)d[k];
-    return p;
-}
-
-/* A new constant value that owns data (f or i). */
-int32_t mlrt__bld_const(bld *b, uint32_t rank, const int64_t *dims, float *f, int64_t *i) {
-    int32_t v = mlrt__bld_val(b, rank, dims);
-    if (v < 0) { free(f); free(i); return -1; }
-    mlrt__gval *g = &b->gr->vals[v];
-    g->is_const = true;
-    g->is_int = i != NULL;
-    g->f = f;
-    g->i = i;
-    return v;
-}
-
-/* A value that shares in's storage with another shape (Reshape, Flatten, Squeeze, ...): a computed
- * value gets an alias, a constant a copy. */
-mlrt_status mlrt__bld_reshaped(bld *b, int32_t in, uint32_t rank, const int64_t *dims) {
-    const mlrt__gval *src = &b->gr->vals[in];
-    uint64_t count = mlrt__dims_prod(dims, 0, rank);
-    if (count != src->count)
-        return mlrt__bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "the new shape has %llu elements, the input %llu",
-                             (unsigned long long)count, (unsigned long long)src->count);
-    int32_t v;
-    if (src->is_const) {
-        size_t es = src->is_int ? 8 : 4;
-        void *copy = malloc(count * es + 1);
-        if (!copy) return mlrt__bld_fail(b, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
-        memcpy(copy, src->is_int ? (void *)src->i : (void *)src->f, count * es);
-        v = mlrt__bld_const(b, rank, dims, src->is_int ? NULL : copy, src->is_int ? copy : NULL);
-    } else {
-        v = mlrt__bld_val(b, rank, dims);
-        if (v >= 0) b->gr->vals[v].alias = b->gr->vals[in].alias >= 0 ? b->gr->vals[in].alias : in;
+    mlrt__graph *g = plan_for(gm, in, err);
+    if (!g) return err->code;
+    size_t n = g->batched ? (size_t)in[0].dims[0] : 1;
+    const void *data[64];
+    void *y[64];
+    const void **dp = m->n_inputs <= 64 ? data : malloc(m->n_inputs * sizeof *dp);
+    void **yp = m->n_outputs <= 64 ? y : malloc(m->n_outputs * sizeof *yp);
+    mlrt_status st = dp && yp ? MLRT_OK : mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "run: out of memory");
+    for (uint32_t k = 0; !st && k < m->n_inputs; k++) dp[k] = in[k].data;
+    for (uint32_t k = 0; !st && k < m->n_outputs; k++) {
+        const mlrt__gval *v = &g->vals[g->outputs[k]];
+        int64_t dims[MLRT__MAX_RANK];
+        memcpy(dims, v->dims, sizeof dims);
+        if (g->batched && v->rank) dims[0] *= (int64_t)n;
+        if (!(yp[k] = mlrt__output(m, k, v->rank, dims, err))) st = err->code;
     }
-    if (v < 0) return mlrt__bld_fail(b, MLRT_ERR_OUT_OF_MEMORY, "out of memory");
-    mlrt__bld_set_out(b, v);
-    return MLRT_OK;
+    if (!st) st = run_rows(g, dp, n, yp, err);
+    for (uint32_t k = 0; !st && k < m->n_outputs; k++) {
+        const mlrt_tensor *t = &m->outputs[k].t;
+        if (t->dtype != MLRT_F32) continue;
+        uint64_t count = 1;
+        for (uint32_t d = 0; d < t->rank; d++) count *= (uint64_t)t->dims[d];
+        for (uint64_t i = 0; i < count && !st; i++)
+            if (!isfinite(((const float *)t->data)[i]))
+                st = mlrt__fail(err, MLRT_ERR_NON_FINITE, "run: output '%s' element %llu is not finite (an overflow, or a "
+                                "division by zero in the graph)", t->name, (unsigned long long)i);
+    }
+    if (dp != data) free(dp);
+    if (yp != y) free(yp);
+    return st;
 }
 
-/* ------------------------------------------------------------------ the walk */
+static void graph_free(mlrt_model *m) { gmodel_free(m->impl); }
 
-typedef mlrt_status (*op_fn)(bld *b);
-typedef struct op_entry { const char *name; op_fn fn; } op_entry;
+static void graph_facts(mlrt__buf *b, const mlrt_model *m) {
+    const gmodel *gm = m->impl;
+    if (!gm->facts_json) return;
+    mlrt__buf_puts(b, ",");
+    mlrt__buf_puts(b, gm->facts_json);
+}
 
-static const op_entry ops[] = {
-    {"Gemm", mlrt__op_gemm}, {"MatMul", mlrt__op_matmul}, {"Conv", mlrt__op_conv},
-    {"MaxPool", mlrt__op_pool}, {"AveragePool", mlrt__op_pool}, {"GlobalAveragePool", mlrt__op_pool},
-    {"Add", mlrt__op_binary}, {"Sub", mlrt__op_binary}, {"Mul", mlrt__op_binary}, {"Div", mlrt__op_binary},
-    {"Relu", mlrt__op_unary}, {"LeakyRelu", mlrt__op_unary}, {"Sigmoid", mlrt__op_unary}, {"Tanh", mlrt__op_unary},
-    {"Clip", mlrt__op_unary}, {"Softmax", mlrt__op_softmax}, {"LogSoftmax", mlrt__op_softmax},
-    {"BatchNormalization", mlrt__op_batchnorm}, {"Flatten", mlrt__op_flatten}, {"Reshape", mlrt__op_reshape},
-    {"Transpose", mlrt__op_transpose}, {"Squeeze", mlrt__op_squeeze}, {"Unsqueeze", mlrt__op_squeeze},
-    {"Concat", mlrt__op_concat}, {"Identity", mlrt__op_identity}, {"Dropout", mlrt__op_identity},
-    {"Constant", mlrt__op_constant}, {"Shape", mlrt__op_shape}, {"Gather", mlrt__op_gather}, {"Pad", mlrt__op_pad},
-    {"Cast", mlrt__op_cast}, {"Slice", mlrt__op_slice},
+static uint64_t graph_params(const mlrt_model *m) { return ((const gmodel *)m->impl)->plans[0]->params; }
+static uint64_t graph_weight_bytes(const mlrt_model *m) { return ((const gmodel *)m->impl)->plans[0]->weight_bytes; }
+
+static const mlrt__family graph_family = {
+    "graph", graph_run, graph_predict, NULL, NULL, graph_free, graph_facts, graph_params, graph_weight_bytes, NULL,
 };
 
+/* ------------------------------------------------------------------ building */
 
-/* The graph input as plan value 0's shape: a float tensor with static dims, but the first. */
-static mlrt_status plan_input(bld *b, bool try_batch) {
-    const mlrt__onnx *g = b->g;
-    if (g->n_inputs != 1 || g->n_outputs != 1)
-        return mlrt__fail(b->err, MLRT_ERR_UNSUPPORTED, "onnx: the graph has %u inputs and %u outputs; mlrt runs graphs "
-                         "of one input and one output", g->n_inputs, g->n_outputs);
-    const mlrt__onnx_value *in = &g->values[g->inputs[0]];
-    if (in->elem_type != MLRT__ONNX_FLOAT)
-        return mlrt__fail(b->err, MLRT_ERR_UNSUPPORTED, "onnx: graph input '%.*s' has element type %d; mlrt takes float "
-                         "inputs", (int)in->name.n, in->name.p, in->elem_type);
-    if (in->rank < 0)
-        return mlrt__fail(b->err, MLRT_ERR_UNSUPPORTED, "onnx: graph input '%.*s' has no shape", (int)in->name.n, in->name.p);
-    int64_t dims[MLRT__MAX_RANK];
-    for (int32_t d = 0; d < in->rank; d++) {
-        dims[d] = in->dims[d];
-        if (dims[d] < 0 && d == 0) dims[d] = 1;
-        else if (dims[d] <= 0)
-            return mlrt__fail(b->err, dims[d] < 0 ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_DIMENSIONS,
-                             "onnx: graph input '%.*s' dim %d is %s; mlrt needs static dimensions after the first",
-                             (int)in->name.n, in->name.p, d, dims[d] < 0 ? "symbolic" : "0");
+/* Which symbols are the batch and which vary; whether the model runs in batch mode. */
+static mlrt_status roles(gmodel *gm, mlrt_error *err) {
+    const mlrt__ir_graph *ir = &gm->ir;
+    if (!(gm->role = calloc(ir->n_syms + 1, 1))) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format);
+    bool batch = ir->n_inputs > 0;
+    for (uint32_t k = 0; k < ir->n_inputs; k++) {
+        const mlrt__ir_value *v = &ir->vals[ir->inputs[k]];
+        batch &= v->rank >= 2 && (v->dims[0] < 0 || v->dims[0] == 1);
     }
-    b->gr->batched = try_batch;
-    b->gr->input = mlrt__bld_val(b, (uint32_t)in->rank, dims);
-    if (b->gr->input < 0) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-    b->vmap[g->inputs[0]] = b->gr->input;
-    if (b->gr->vals[b->gr->input].count > MLRT__MAX_ACTIVATION)
-        return mlrt__fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: graph input '%.*s' has more than %u elements per sample",
-                         (int)in->name.n, in->name.p, MLRT__MAX_ACTIVATION);
+    for (uint32_t k = 0; k < ir->n_inputs; k++) { /* a symbol elsewhere than dim 0 varies, wherever it is */
+        const mlrt__ir_value *v = &ir->vals[ir->inputs[k]];
+        for (int32_t d = 0; d < v->rank; d++)
+            if (v->dims[d] < 0) {
+                uint8_t *r = &gm->role[MLRT__IR_SYM_OF(v->dims[d])];
+                *r = batch && d == 0 && *r != ROLE_VARY ? ROLE_BATCH : ROLE_VARY;
+            }
+    }
+    for (uint32_t k = 0; batch && k < ir->n_inputs; k++) { /* the batch is nothing but the batch */
+        const mlrt__ir_value *v = &ir->vals[ir->inputs[k]];
+        batch &= v->dims[0] >= 0 || gm->role[MLRT__IR_SYM_OF(v->dims[0])] == ROLE_BATCH;
+    }
+    if (!batch)
+        for (uint32_t s = 0; s < ir->n_syms; s++) gm->role[s] = gm->role[s] ? ROLE_VARY : ROLE_NONE;
+    gm->batched = batch;
     return MLRT_OK;
 }
 
-/* Every node, in order: its op's planner binds its output (called by mlrt__bld_plan). */
-mlrt_status mlrt__bld_nodes(bld *b) {
-    mlrt__onnx *g = b->g;
-    for (uint32_t k = 0; k < g->n_values; k++) /* initializers: constants, owned by the plan */
-        if (g->values[k].init && !g->values[k].is_input) {
-            mlrt__onnx_tensor *t = g->values[k].init;
-            int32_t v = mlrt__bld_val(b, t->rank, t->dims);
-            if (v < 0) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-            mlrt__gval *gv = &b->gr->vals[v];
-            gv->is_const = true;
-            gv->is_int = t->type == MLRT__ONNX_INT64;
-            size_t bytes = (size_t)t->count * (gv->is_int ? 8 : 4) + 1;
-            void *copy = malloc(bytes);
-            if (!copy) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-            memcpy(copy, gv->is_int ? (void *)t->i : (void *)t->f, bytes - 1);
-            if (gv->is_int) gv->i = copy;
-            else gv->f = copy;
-            b->vmap[k] = v;
+/* The plans at load: at the largest varying length within the limits (halved while over them). */
+static mlrt_status plan_at_load(gmodel *gm, mlrt_error *err) {
+    bool vary = false;
+    for (uint32_t s = 0; s < gm->ir.n_syms; s++) vary |= gm->role[s] == ROLE_VARY;
+    int64_t *len = malloc((gm->ir.n_syms + 1) * sizeof *len), l = vary ? MLRT__GRAPH_MAX_LEN : 1;
+    if (!len) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", gm->ir.format);
+    mlrt__graph *g = NULL;
+    for (;;) {
+        bool over = false;
+        lens(gm, l, len);
+        if ((g = plan(gm, len, &over, err)) || !vary || !over || l == 1) break;
+        l /= 2;
+    }
+    if (!g && vary) { /* name the varying dim: the error is at its largest length */
+        char msg[MLRT_ERROR_MESSAGE_MAX];
+        const char *s = NULL;
+        uint32_t k = 0;
+        int32_t d = 0;
+        for (k = 0; !s && k < gm->ir.n_inputs; k++) {
+            const mlrt__ir_value *v = &gm->ir.vals[gm->ir.inputs[k]];
+            for (d = 0; !s && d < v->rank; d++)
+                if (v->dims[d] < 0 && gm->role[MLRT__IR_SYM_OF(v->dims[d])] == ROLE_VARY) s = gm->ir.syms[MLRT__IR_SYM_OF(v->dims[d])];
         }
-    for (b->node = 0; b->node < g->n_nodes; b->node++) {
-        const mlrt__onnx_node *nd = &g->nodes[b->node];
-        if (nd->domain.n && !mlrt__str_eq(nd->domain, "ai.onnx"))
-            return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "domain '%.*s' (opset %lld): mlrt runs ai.onnx ops only",
-                                 (int)nd->domain.n, nd->domain.p, (long long)g->opset);
-        op_fn fn = NULL;
-        for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-            if (mlrt__str_eq(nd->op, ops[i].name)) fn = ops[i].fn;
-        if (!fn) return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "op %.*s (opset %lld) is not one mlrt runs", (int)nd->op.n,
-                                      nd->op.p, (long long)g->opset);
-        mlrt_status st = fn(b);
-        if (st) return st;
-        if (nd->out[0] >= 0 && b->vmap[nd->out[0]] < 0)
-            return mlrt__bld_fail(b, MLRT_ERR_UNSUPPORTED, "its output could not be planned");
-        if (nd->out[0] >= 0 && b->gr->vals[b->vmap[nd->out[0]]].count > MLRT__MAX_ACTIVATION)
-            return mlrt__bld_fail(b, MLRT_ERR_BAD_DIMENSIONS, "its output has %llu elements; mlrt's limit is %u per sample",
-                                 (unsigned long long)b->gr->vals[b->vmap[nd->out[0]]].count, MLRT__MAX_ACTIVATION);
+        memcpy(msg, err->message, sizeof msg);
+        const mlrt__ir_value *v = &gm->ir.vals[gm->ir.inputs[k - 1]];
+        mlrt__fail(err, err->code == MLRT_ERR_OUT_OF_MEMORY ? MLRT_ERR_OUT_OF_MEMORY : MLRT_ERR_UNSUPPORTED,
+                   "%s: graph input '%.*s' dim %d is symbolic ('%.*s'), and at %lld: %s", gm->ir.format, MLRT__CUT(v->name, 64), d - 1,
+                   MLRT__CUT(s, 32),
+                   (long long)l, msg);
     }
+    if (g) {
+        gm->plans[gm->n_plans++] = g, gm->max_len = vary ? l : 0;
+        if (vary && l > 1) { /* one less: which outputs' dims follow the varying ones */
+            lens(gm, l - 1, len);
+            mlrt__graph *h = plan(gm, len, NULL, &gm->scratch_err);
+            if (h) gm->plans[gm->n_plans++] = h;
+        }
+    }
+    free(len);
+    return g ? MLRT_OK : err->code;
+}
+
+/* The model's lists of inputs and outputs: names, element types, dims (-1 and a name where they vary). */
+static mlrt_status io_lists(mlrt_model *m, gmodel *gm) {
+    const mlrt__ir_graph *ir = &gm->ir;
+    const mlrt__graph *g = gm->plans[0], *h = gm->n_plans > 1 ? gm->plans[1] : NULL;
+    m->n_inputs = ir->n_inputs, m->n_outputs = ir->n_outputs;
+    m->inputs = calloc(ir->n_inputs + 1, sizeof *m->inputs);
+    m->outputs = calloc(ir->n_outputs + 1, sizeof *m->outputs);
+    if (!m->inputs || !m->outputs) return MLRT_ERR_OUT_OF_MEMORY;
+    const char *batch = "batch", *vary = NULL; /* the batch is "batch" in every family; other dims keep the file's names */
+    for (uint32_t s = 0; s < ir->n_syms; s++)
+        if (!vary && gm->role[s] == ROLE_VARY) vary = ir->syms[s];
+    for (uint32_t k = 0; k < ir->n_inputs; k++) {
+        const mlrt__ir_value *v = &ir->vals[ir->inputs[k]];
+        mlrt__io *io = &m->inputs[k];
+        io->t = (mlrt_tensor){v->name, v->dtype, (uint32_t)v->rank, {0}, NULL};
+        for (int32_t d = 0; d < v->rank; d++) {
+            io->t.dims[d] = v->dims[d] >= 0 ? v->dims[d] : -1;
+            if (v->dims[d] < 0 && gm->role[MLRT__IR_SYM_OF(v->dims[d])] == ROLE_VARY)
+                io->sym[d] = ir->syms[MLRT__IR_SYM_OF(v->dims[d])], io->max[d] = gm->max_len;
+        }
+        if (g->batched) io->t.dims[0] = -1, io->sym[0] = batch, io->max[0] = 0;
+    }
+    for (uint32_t k = 0; k < ir->n_outputs; k++) {
+        const mlrt__gval *v = &g->vals[g->outputs[k]], *w = h ? &h->vals[h->outputs[k]] : NULL;
+        mlrt__io *io = &m->outputs[k];
+        io->t = (mlrt_tensor){ir->vals[ir->outputs[k]].name, v->dtype, v->rank, {0}, NULL};
+        for (uint32_t d = 0; d < v->rank; d++) {
+            io->t.dims[d] = v->dims[d];
+            if (w && w->rank == v->rank && w->dims[d] != v->dims[d]) { /* follows a varying dim */
+                io->t.dims[d] = -1;
+                if (v->dims[d] == gm->max_len && w->dims[d] == gm->max_len - 1) io->sym[d] = vary, io->max[d] = gm->max_len;
+            }
+        }
+        if (g->batched && v->rank) io->t.dims[0] = -1, io->sym[0] = batch, io->max[0] = 0;
+    }
+    /* rows (predict): one float input and one float output, nothing varying but the batch */
+    const mlrt__gval *in = &g->vals[g->inputs[0]], *out = &g->vals[g->outputs[0]];
+    if (ir->n_inputs == 1 && ir->n_outputs == 1 && !gm->max_len && in->dtype == MLRT_F32 && out->dtype == MLRT_F32)
+        m->in_size = (uint32_t)in->count, m->out_size = (uint32_t)out->count;
     return MLRT_OK;
 }
 
-void mlrt__graph_free(mlrt__graph *gr) {
-    if (!gr) return;
-    for (uint32_t k = 0; k < gr->n_vals; k++) free(gr->vals[k].f), free(gr->vals[k].i);
-    for (uint32_t k = 0; k < gr->n_ops; k++) {
-        mlrt__gop *op = &gr->ops[k];
-        for (uint32_t d = 0; op->dense && d < 1; d++)
-            free(op->dense[d].w), free(op->dense[d].b);
-        free(op->dense), free(op->wsrc), free(op->bsrc), free(op->wdw), free(op->bdw), free(op->perm), free(op->ins);
+static mlrt_status facts(gmodel *gm) {
+    const mlrt__graph *g = gm->plans[0];
+    mlrt__buf j = {0};
+    mlrt__buf_puts(&j, gm->ir.facts_json ? gm->ir.facts_json : "\"graph\":{}");
+    if (!j.oom) j.len--, j.data[j.len] = 0; /* reopen the format's member for the plan */
+    mlrt__buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"macs\":%llu,\"arenaBytes\":%zu,"
+                         "\"scratchBytes\":%zu", g->batched ? "true" : "false", g->tile_rows, g->n_ops,
+                     (unsigned long long)g->macs, g->arena_units * 4, (g->col_floats + g->zeros_floats) * 4);
+    if (gm->max_len) mlrt__buf_printf(&j, ",\"maxLength\":%lld", (long long)gm->max_len);
+    mlrt__buf_puts(&j, "}}");
+    gm->facts_json = j.data;
+    if (j.oom) { free(j.data), gm->facts_json = NULL; return MLRT_ERR_OUT_OF_MEMORY; }
+    return MLRT_OK;
+}
+
+mlrt_model *mlrt__build_graph(mlrt__ir_graph *ir, mlrt_format format, mlrt_error *err) {
+    gmodel *gm = calloc(1, sizeof *gm);
+    if (!gm) {
+        mlrt__ir_graph_free(ir);
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
     }
-    free(gr->vals), free(gr->ops), free(gr->arena), free(gr->col), free(gr->facts_json), free(gr->names);
-    free(gr);
-}
-
-/* Plans the graph in batch mode, or as it is; NULL with *err. */
-static mlrt__graph *plan(mlrt__onnx *g, bool try_batch, bool *mixes, mlrt_error *err) {
-    bld b = {0};
-    b.g = g;
-    b.err = err;
-    b.gr = calloc(1, sizeof *b.gr);
-    b.vmap = malloc((g->n_values + 1) * sizeof *b.vmap);
-    b.uses = calloc(g->n_values + 1, sizeof *b.uses);
-    mlrt_status st = MLRT_OK;
-    if (!b.gr || !b.vmap || !b.uses) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-    for (uint32_t k = 0; !st && k < g->n_values; k++) b.vmap[k] = -1;
-    for (uint32_t k = 0; !st && k < g->n_nodes; k++)
-        for (uint32_t i = 0; i < g->nodes[k].n_in; i++)
-            if (g->nodes[k].in[i] >= 0) b.uses[g->nodes[k].in[i]]++;
-    for (uint32_t k = 0; !st && k < g->n_outputs; k++) b.uses[g->outputs[k]] += 1u << 20; /* never fused away */
-    if (!st) st = plan_input(&b, try_batch);
-    if (!st) st = mlrt__bld_plan(&b);
-    *mixes = b.mixes_batch;
-    free(b.vmap), free(b.uses);
-    if (st) { mlrt__graph_free(b.gr); return NULL; }
-    return b.gr;
-}
-
-
-mlrt_model *mlrt__onnx_model(mlrt__onnx *g, mlrt_error *err) {
-    bool mixes = false;
-    const mlrt__onnx_value *in = g->n_inputs ? &g->values[g->inputs[0]] : NULL;
-    bool try_batch = in && in->rank >= 2 && (in->dims[0] < 0 || in->dims[0] == 1);
-    mlrt__graph *gr = plan(g, try_batch, &mixes, err);
-    if (!gr && mixes && in->dims[0] == 1) gr = plan(g, false, &mixes, err); /* a fixed batch of 1: as it is */
-    if (!gr) return NULL;
-    return mlrt__graph_model(g, gr, err);
+    gm->ir = *ir;
+    memset(ir, 0, sizeof *ir);
+    mlrt_status st = gm->ir.n_inputs ? MLRT_OK : mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "%s: the graph has no inputs; mlrt runs graphs of inputs",
+                                                                gm->ir.format);
+    if (!st && !(gm->packs = calloc(gm->ir.n_ops + 1, sizeof *gm->packs)))
+        st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", gm->ir.format);
+    if (!st) st = roles(gm, err);
+    if (!st) st = plan_at_load(gm, err);
+    if (!st && facts(gm)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", gm->ir.format);
+    if (st) { gmodel_free(gm); return NULL; }
+    mlrt_model *m = mlrt__model_new(&graph_family, gm, format, MLRT_KIND_GRAPH, err);
+    if (!m) return NULL;
+    if (io_lists(m, gm) ||
+        mlrt__model_labels(m, m->out_size > 1 ? MLRT_TASK_CLASSIFICATION : MLRT_TASK_REGRESSION, m->out_size)) {
+        mlrt_free(m);
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
+    }
+    return mlrt__model_finish(m, NULL, err);
 }

@@ -1,211 +1,215 @@
-/* model/graph.h — ONNX graphs: the file as parsed (formats/onnx.c), and the plan that runs it
- * (model/graph.c builds it, model/graph_run.c runs it on the kernels of kernels/conv.c and
- * kernels/tensor_ops.c). Not part of the public API. */
+/* model/graph.h — the graph family's own header: plans of a graph (ir/ir.h's mlrt__ir_graph), the
+ * op table whose rows plan and run each kind of op, and what the rows share. Only model/graph*.c
+ * include it (tests too).
+ *
+ * A plan is the graph for one set of dims: every value's shape inferred, constants folded, ops fused,
+ * weights packed, computed values placed in one arena. In batch mode (the graph's inputs have a
+ * symbolic or fixed-1 first dim, and no op mixes samples) dim 0 of every computed value is planned
+ * as 1 and stands for the batch: a run takes a tile of many rows at once. A graph whose inputs have
+ * other symbolic dims (a sequence length) gets one plan per set of their values, made when a run
+ * first needs it; the plans share the packed weights (mlrt__gweights).
+ *
+ * Adding an op: a kind in ir/ir.h, a file model/graph_op_NAME.c with its row (mlrt__op_def), the row
+ * in graph_ops.c's table, a kernel if it needs one (kernels/), and its import row in the format. */
 #ifndef MLRT__GRAPH_H
 #define MLRT__GRAPH_H
-#include "../formats/formats.h"
 #include "model.h"
 
-/* ---------------------------------------------------------------- the file, as parsed */
+#define MLRT__BATCH_SYM INT64_MIN        /* a shape value that stands for the (symbolic) batch dimension */
+#define MLRT__MAX_ACTIVATION (1u << 24)  /* elements in one computed value of one sample (64 MiB of floats) */
+#define MLRT__MAX_ARENA (1u << 25)       /* 4-byte units of activations and scratch for one run of a plan (128 MiB) */
+#define MLRT__GRAPH_MAX_LEN 4096         /* a varying dim (not the batch) at most */
+#define MLRT__GRAPH_PLANS 4              /* plans a model keeps, one per set of varying dims */
+/* A NUL-terminated name for "%.*s", cut to n bytes. */
+#define MLRT__CUT(s, n) (int)(strlen(s) > (n) ? (n) : strlen(s)), (s)
 
-#define MLRT__ONNX_FLOAT 1    /* TensorProto.DataType */
-#define MLRT__ONNX_INT64 7
-#define MLRT__ONNX_DOUBLE 11
-#define MLRT__ONNX_MAX_NODES 100000
-#define MLRT__ONNX_OPSET_MIN 7
-#define MLRT__ONNX_OPSET_MAX 21
-#define MLRT__BATCH_SYM INT64_MIN /* a shape value that stands for the (symbolic) batch dimension */
-#define MLRT__MAX_ACTIVATION (1u << 24) /* floats in one computed value of one sample (64 MiB) */
-#define MLRT__MAX_ARENA (1u << 25)      /* floats of activations and scratch for one run of the plan (128 MiB) */
-
-typedef struct mlrt__str { const char *p; uint32_t n; } mlrt__str; /* bytes in the file, not NUL-terminated */
-
-/* An initializer or a Constant's value: dims checked, data converted and owned. */
-typedef struct mlrt__onnx_tensor {
-    mlrt__str name;
-    int32_t type;                   /* MLRT__ONNX_FLOAT or MLRT__ONNX_INT64 (DOUBLE was converted to FLOAT) */
-    uint32_t rank;
-    int64_t dims[MLRT__MAX_RANK];    /* [rank], each >= 0 */
-    uint64_t count;                 /* product of dims */
-    float *f;                       /* [count] FLOAT */
-    int64_t *i;                     /* [count] INT64 */
-    size_t at, bytes;               /* where its values are in the file: raw_data, or else the whole TensorProto */
-} mlrt__onnx_tensor;
-
-/* AttributeProto.AttributeType values mlrt reads. */
-enum { MLRT__ATTR_FLOAT = 1, MLRT__ATTR_INT = 2, MLRT__ATTR_STRING = 3, MLRT__ATTR_TENSOR = 4,
-       MLRT__ATTR_FLOATS = 6, MLRT__ATTR_INTS = 7 };
-
-typedef struct mlrt__onnx_attr {
-    mlrt__str name;
-    uint32_t type;                  /* MLRT__ATTR_*; other types are kept as their number, for messages */
-    float f;                        /* FLOAT */
-    int64_t i;                      /* INT */
-    mlrt__str s;                     /* STRING */
-    uint32_t n;                     /* FLOATS / INTS: how many */
-    float *floats;                  /* [n] */
-    int64_t *ints;                  /* [n] */
-    mlrt__onnx_tensor *t;            /* TENSOR */
-} mlrt__onnx_attr;
-
-typedef struct mlrt__onnx_node {
-    mlrt__str op, name, domain;
-    uint32_t n_in, n_out, n_attr;
-    int32_t *in;                    /* [n_in] value ids; -1: an omitted optional input ("") */
-    int32_t *out;                   /* [n_out] value ids; -1: an omitted optional output */
-    mlrt__onnx_attr *attr;           /* [n_attr] */
-} mlrt__onnx_node;
-
-typedef struct mlrt__onnx_value {
-    mlrt__str name;
-    int32_t producer;               /* the node that outputs it, or -1: a graph input or an initializer */
-    mlrt__onnx_tensor *init;         /* an initializer (a graph input of the same name then has it as its default) */
-    bool is_input;                  /* a graph input without an initializer */
-    int32_t elem_type;              /* graph inputs and outputs: TensorProto.DataType (0: not given) */
-    int32_t rank;                   /* graph inputs and outputs: -1 when the file gives no shape */
-    int64_t dims[MLRT__MAX_RANK];    /* [rank]; -1: a symbolic dimension */
-} mlrt__onnx_value;
-
-typedef struct mlrt__onnx {
-    int64_t ir_version, opset;      /* opset: the ai.onnx version imported */
-    mlrt__str producer, graph_name;
-    mlrt__onnx_value *values;        /* [n_values]: initializers and graph inputs, then node outputs in node order */
-    uint32_t n_values;
-    mlrt__onnx_node *nodes;          /* [n_nodes], checked to be in topological order */
-    uint32_t n_nodes;
-    int32_t *inputs, *outputs;      /* [n_inputs], [n_outputs] value ids (inputs: those without initializers) */
-    uint32_t n_inputs, n_outputs, n_init;
-    mlrt__onnx_tensor *inits;        /* [n_init] */
-} mlrt__onnx;
-
-/* Reads and checks the whole ModelProto: wire format, types, names defined once, topological
- * order, opsets, initializer sizes. g points into b; free with mlrt__onnx_free before b. */
-mlrt_status mlrt__read_onnx(const uint8_t *b, size_t n, mlrt__onnx *g, mlrt_error *err);
-void mlrt__onnx_free(mlrt__onnx *g);
-/* True when b looks like a ModelProto: its top-level keys are ModelProto's, with their wire types. */
-bool mlrt__onnx_sniff(const uint8_t *b, size_t n);
-const mlrt__onnx_attr *mlrt__onnx_attr_find(const mlrt__onnx_node *node, const char *name);
-bool mlrt__str_eq(mlrt__str s, const char *c);
-
-/* ---------------------------------------------------------------- the plan */
-
-typedef enum mlrt__gop_kind {
-    MLRT__GOP_DENSE,       /* rows of in floats -> rows of out (Gemm, MatMul + Add): dense[0] */
-    MLRT__GOP_CONV,        /* 2-D NCHW convolution: im2col + dense[g] per group (pixels as rows), or depthwise */
-    MLRT__GOP_MAXPOOL, MLRT__GOP_AVGPOOL, MLRT__GOP_GLOBALAVG,
-    MLRT__GOP_BINARY,      /* Add Sub Mul Div, numpy broadcasting */
-    MLRT__GOP_UNARY,       /* Relu LeakyRelu Sigmoid Tanh Clip */
-    MLRT__GOP_AFFINE,      /* y = x * scale[c] + shift[c] on axis 1 (BatchNormalization left standing) */
-    MLRT__GOP_SOFTMAX,     /* Softmax, LogSoftmax (log = 1): over [outer][n][inner] */
-    MLRT__GOP_TRANSPOSE, MLRT__GOP_CONCAT, MLRT__GOP_PAD,
-    MLRT__GOP_SLICE        /* perm: [0, 8) first index per axis, [8, 16) steps */
-} mlrt__gop_kind;
-
-typedef enum { MLRT__BIN_ADD, MLRT__BIN_SUB, MLRT__BIN_MUL, MLRT__BIN_DIV } mlrt__bin_kind;
-typedef enum { MLRT__UN_RELU, MLRT__UN_LEAKY, MLRT__UN_SIGMOID, MLRT__UN_TANH, MLRT__UN_CLIP } mlrt__un_kind;
-
-/* A value of the plan: a constant, or a tensor computed per call in the arena. In batch mode every
- * computed value has dims[0] == 1 standing for the batch: at run time it holds `rows` samples. */
+/* A value of a plan: a constant, a graph input, or a tensor computed per run in the arena. */
 typedef struct mlrt__gval {
+    mlrt_dtype dtype;               /* MLRT_F32 or MLRT_I64 */
     uint32_t rank;
-    int64_t dims[MLRT__MAX_RANK];    /* [rank] */
+    int64_t dims[MLRT__MAX_RANK];   /* [rank]; batch mode: dims[0] of a value that is not constant stands for the rows */
     uint64_t count;                 /* product of dims (per sample in batch mode) */
-    bool is_const, is_int;          /* constants are folded at load; int64 values are always constants */
-    float *f;                       /* constant FLOAT [count] (owned) */
-    int64_t *i;                     /* constant INT64 [count] (owned); may hold MLRT__BATCH_SYM */
-    int32_t alias;                  /* computed: the value whose storage this one is (a reshape), or -1 */
-    size_t off;                     /* computed, not an alias: where it starts in the arena, in floats */
-    uint32_t last_use;              /* computed: the last op that reads it */
+    bool is_const, owned;           /* owned: the plan frees data (else the graph's or another value's) */
+    bool graph_data;                /* constants: data is the graph's (stable across plans: packs may keep it) */
+    void *data;                     /* constants: [count] (an I64 shape may hold MLRT__BATCH_SYM) */
+    int32_t input;                  /* a graph input: its index; else -1 */
+    int32_t alias;                  /* a view: the value whose storage it is (never a view itself), else -1 */
+    size_t off;                     /* computed, not a view: where it starts in the arena, in 4-byte units */
+    uint32_t last_use;              /* the last op that reads it */
     int32_t op;                     /* computed while planning: the op that writes it, or -1 */
-    uint32_t uses;                  /* while planning: how many ops read it (graph output: many) */
 } mlrt__gval;
 
 typedef struct mlrt__gop {
-    mlrt__gop_kind kind;
-    uint32_t node;                  /* the ONNX node it runs, for messages */
-    int32_t in[8];                  /* value ids; CONCAT may have more: see ins */
-    int32_t *ins;                   /* CONCAT: [n_in] */
-    uint32_t n_in;
-    int32_t out;
-    uint32_t sub;                   /* BINARY: mlrt__bin_kind; UNARY: mlrt__un_kind; SOFTMAX: 1 for LogSoftmax */
-    mlrt_activation act;            /* fused into DENSE / CONV */
-    float alpha, lo, hi;            /* LeakyRelu alpha; Clip bounds */
-    /* DENSE: rows per sample = outer; CONV: geometry */
-    uint64_t outer, inner;          /* SOFTMAX / CONCAT / AFFINE: the tensor as [outer][axis][inner] */
-    uint32_t axis_n;                /* SOFTMAX: the axis' length */
-    uint32_t c, h, w;               /* CONV/POOL input: channels, height, width */
-    uint32_t oc, oh, ow;            /* CONV/POOL output */
-    uint32_t kh, kw, sh, sw, dh, dw;/* kernel, strides, dilations */
-    int32_t pt, pl, pb, pr;         /* pads: top, left, bottom, right */
-    uint32_t groups;                /* CONV: groups; depthwise when groups == c and c == oc / mult */
-    bool depthwise, count_pad;      /* AVGPOOL: count_include_pad */
-    bool direct;                    /* CONV: stride 1, at most MLRT__CONV_MAX_TAPS taps: no patches (kernels/conv.c);
-                                     * wdw is then packed [groups][ceil(ocg / 4)][k][4] */
-    mlrt__dense *dense;              /* DENSE: [1] */
-    float *wsrc, *bsrc;             /* DENSE / CONV while planning: weights [oc][k] and bias [oc] (or NULL), before
-                                     * BatchNormalization is folded in and they become dense / wdw, bdw */
-    uint32_t k_in;                  /* DENSE / CONV: inputs per output (in; c / groups * kh * kw) */
-    float *wdw;                     /* CONV: weights [oc][k_in] (direct: [groups][ceil(ocg / 4)][k_in][4]); AFFINE: scale [c] */
-    float *bdw;                     /* CONV: bias [oc]; AFFINE: shift [c] */
-    int64_t *perm;                  /* TRANSPOSE: [rank]; PAD: pads [2 * rank] */
-    float pad_value;
+    mlrt__op_kind kind;             /* its row of mlrt__op_table */
+    uint32_t ir;                    /* the graph's op it comes from (messages, the weights it packed) */
+    uint32_t n_in, n_out;
+    int32_t *in, *out;              /* [n_in], [n_out] value ids (-1: absent); one block, owned */
+    void *p;                        /* the parameters: its row's own struct (graph_op_*.c), owned */
 } mlrt__gop;
 
+/* A plan. */
 typedef struct mlrt__graph {
-    mlrt__gval *vals;                /* [n_vals] */
-    uint32_t n_vals;
-    mlrt__gop *ops;                  /* [n_ops] in run order */
-    uint32_t n_ops;
-    int32_t input, output;          /* value ids */
-    bool batched;                   /* dim 0 of the input is the batch: predict_batch runs rows at once */
+    mlrt__gval *vals;               /* [n_vals] */
+    mlrt__gop *ops;                 /* [n_ops] in run order */
+    int32_t *inputs, *outputs;      /* [n_inputs], [n_outputs] value ids */
+    uint32_t n_vals, n_ops, n_inputs, n_outputs;
+    bool batched;                   /* dim 0 of the inputs is the batch: a run takes tile_rows rows at once */
     uint32_t tile_rows;             /* samples per run of the plan (batch mode), else 1 */
-    const float *x;                 /* while running: the caller's input rows */
-    float *arena;                   /* [arena_floats]: every computed value for tile_rows samples */
-    size_t arena_floats;
-    float *col;                     /* [zeros_floats + col_floats] CONV scratch: zeros (the dense kernel's bias when it
-                                     * runs a convolution), then the patches of one image and group */
-    size_t col_floats, zeros_floats;
+    int64_t *len;                   /* [graph's n_syms] the symbols' values it was planned for (batch: 1) */
+    const void **x;                 /* [n_inputs] while running: each input's data for this tile */
+    void *arena;                    /* [arena_units] 4-byte units: every computed value for tile_rows samples;
+                                     * allocated by the first run (a load touches no activations) */
+    float *col;                     /* [zeros_floats + col_floats] convolutions' scratch: zeros, then patches */
+    size_t arena_units, col_floats, zeros_floats;
     uint64_t weight_bytes, params;
     uint64_t macs;                  /* multiply-adds (and window reads) per sample: the plan's cost */
-    char *facts_json;               /* the model's "onnx":{...} member of info */
-    char *names;                    /* the input's and the output's names, NUL-terminated, one after the other */
 } mlrt__graph;
-extern const mlrt__family mlrt__graph_family;
 
-/* Builds the plan from a parsed file: every op checked, shapes inferred, BatchNormalization folded,
- * activations fused, weights packed, the arena planned. On failure *err names the node. */
-mlrt_model *mlrt__onnx_model(mlrt__onnx *g, mlrt_error *err); /* takes the initializers' data from g */
-/* The graph's description for inspect, when it builds no model too ("onnx":{...} members). */
-char *mlrt__onnx_describe(const mlrt__onnx *g);
-void mlrt__graph_free(mlrt__graph *gr);
-/* Runs ops [0, n_ops) for `rows` samples: x is the input, the result is left in the output value. */
-void mlrt__graph_run(const mlrt__graph *gr, const float *x, size_t rows);
-/* Runs one op for `rows` samples (constants folded at load: rows = 1). */
-void mlrt__graph_run_op(const mlrt__graph *gr, const mlrt__gop *op, size_t rows);
-float *mlrt__graph_value(const mlrt__graph *gr, int32_t v);
+/* Packed weights a model's plans share, per op of the graph (the first plan packs them). Each
+ * row's own struct starts with this header. */
+typedef struct mlrt__gpack {
+    void (*release)(struct mlrt__gpack *w);
+} mlrt__gpack;
 
-/* ---------------------------------------------------------------- kernels (kernels/conv.c) */
-#define MLRT__CONV_MAX_TAPS 64
-/* Floats after a direct convolution's padded planes that its last pixel vectors may read. */
-#define MLRT__CONV_SLACK(op) ((size_t)((op)->kh - 1) * (op)->dh * ((op)->w + (op)->pl + (op)->pr) + (size_t)((op)->kw - 1) * (op)->dw + 16)
-/* col: the patches of one image and group (kernels/conv.c); zeros: at least as many zeros as pixels, rounded up to 8. */
-void mlrt__conv_forward(const mlrt__gop *op, const float *x, float *y, const float *zeros, float *col, size_t images);
-void mlrt__pool_forward(const mlrt__gop *op, const float *x, float *y, size_t images);
+/* The planner's state while it turns the graph into a plan. */
+typedef struct mlrt__planner {
+    const mlrt__ir_graph *ir;
+    mlrt__graph *g;                 /* the plan being made */
+    mlrt__gpack **packs;            /* [ir->n_ops] the model's packed weights (NULL: none yet) */
+    int32_t *vmap;                  /* [ir->n_vals] graph value -> plan value, -1 until planned */
+    uint32_t *uses;                 /* [ir->n_vals] op inputs reading it (+2^20: a graph output) */
+    uint32_t cap_vals, cap_ops;
+    uint32_t at;                    /* the graph's op being planned */
+    const struct mlrt__op_def *def; /* its row of the op table (mlrt__plan_emit folds through it) */
+    bool fixed_batch;               /* the inputs have a fixed first dim of 1 (an export with batch 1) */
+    bool mixes_batch;               /* batch mode failed at an op that mixes samples */
+    bool over_limit;                /* planning failed on an activation or arena limit */
+    mlrt_error *err;
+} mlrt__planner;
 
-/* ---------------------------------------------------------------- kernels (kernels/tensor_ops.c) */
-/* y = a op b with numpy broadcasting: shapes of rank r (padded with leading 1s). */
-void mlrt__binary(mlrt__bin_kind k, const float *a, const int64_t *ad, const float *b, const int64_t *bd,
-                 float *y, const int64_t *yd, uint32_t r);
-void mlrt__unary(const mlrt__gop *op, const float *x, float *y, size_t n);
-void mlrt__softmax(const float *x, float *y, size_t outer, size_t n, size_t inner, bool log);
-void mlrt__transpose(const float *x, const int64_t *xd, const int64_t *perm, uint32_t r, float *y);
-void mlrt__pad(const float *x, const int64_t *xd, const int64_t *pads, uint32_t r, float value, float *y);
-/* y = x[first[d] + i[d] * step[d]] over y's index i (yd: y's dims); the int64 version for shapes. */
-void mlrt__slice(const float *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r, float *y,
-                const int64_t *yd);
-void mlrt__slice_i64(const int64_t *x, const int64_t *xd, const int64_t *first, const int64_t *step, uint32_t r,
-                    int64_t *y, const int64_t *yd);
-void mlrt__affine(const float *x, const float *scale, const float *shift, size_t outer, size_t c, size_t inner,
-                 float *y);
+/* An output's shape, as an op's plan infers it. */
+typedef struct mlrt__gshape {
+    mlrt_dtype dtype;
+    uint32_t rank;
+    int64_t dims[MLRT__MAX_RANK];
+} mlrt__gshape;
+
+/* One row of the op table: what a kind of op does at each stage. */
+typedef struct mlrt__op_def {
+    const char *name;
+    uint8_t min_in, max_in;         /* the op's inputs (255: any number) */
+    uint8_t n_out;                  /* outputs it computes; others must be unused */
+    uint8_t i64_in;                 /* bit k: input k may be an int64 tensor computed per run */
+    /* import: checks the op against its inputs (shapes, constants) and makes its parameters (*p, its
+     * own struct, allocated; NULL when it has none). */
+    mlrt_status (*import)(mlrt__planner *pl, const mlrt__ir_op *op, void **p);
+    /* shape: the outputs' element types and shapes (out [n_out]). */
+    mlrt_status (*shape)(mlrt__planner *pl, const mlrt__ir_op *op, const void *p, mlrt__gshape *out);
+    /* plan: fuses the op into the one before it, or emits it (mlrt__plan_emit: folded now when its inputs
+     * are constants), or binds its outputs otherwise (a view); takes p. NULL: mlrt__plan_emit. */
+    mlrt_status (*plan)(mlrt__planner *pl, const mlrt__ir_op *op, void *p, const mlrt__gshape *out);
+    /* pack: after every op, its weights packed (shared through pl->packs) and its scratch sized. NULL: none. */
+    mlrt_status (*pack)(mlrt__planner *pl, mlrt__gop *op);
+    /* run: the op for `rows` samples (rows = 1 when folded at load). */
+    mlrt_status (*run)(mlrt__graph *g, const mlrt__gop *op, size_t rows, mlrt_error *err);
+    /* cost: multiply-adds (or elements read) per sample, and weights. */
+    void (*cost)(const mlrt__graph *g, const mlrt__gop *op, uint64_t *macs, uint64_t *params);
+    void (*free)(void *p);          /* the parameters (NULL: free()) */
+} mlrt__op_def;
+extern const mlrt__op_def *const mlrt__op_table[MLRT__OP_KIND_COUNT_];
+
+/* The rows (graph_op_*.c) */
+extern const mlrt__op_def mlrt__op_gemm, mlrt__op_matmul, mlrt__op_conv, mlrt__op_pool, mlrt__op_binary, mlrt__op_act,
+    mlrt__op_softmax, mlrt__op_batchnorm, mlrt__op_layernorm, mlrt__op_flatten, mlrt__op_reshape, mlrt__op_squeeze,
+    mlrt__op_unsqueeze, mlrt__op_identity, mlrt__op_transpose, mlrt__op_concat, mlrt__op_pad, mlrt__op_slice,
+    mlrt__op_shape, mlrt__op_gather, mlrt__op_cast;
+
+/* The parameters of the ops that multiply by weights (Gemm and MatMul as dense ops, Conv): their
+ * weights as the graph has them, and what later ops fused in; packed after planning. Fusions
+ * (an activation, a BatchNormalization, a bias Add, a Softmax) change only this. */
+typedef struct mlrt__glinear {
+    bool conv;                      /* a convolution (mlrt__gconv), else a dense op (mlrt__gdense) */
+    uint32_t k_in, oc;              /* inputs per output, outputs (channels) */
+    const float *w;                 /* dense: B [k_in][oc] ([oc][k_in] when w_trans) times alpha; conv: W [oc][k_in] */
+    bool w_trans, w_graph;          /* w_graph: w (and c) is the graph's data, the same in every plan */
+    float alpha, beta;
+    const float *c;                 /* the bias: beta * c[o % c_count]; NULL: none */
+    uint64_t c_count;
+    float *bn_scale, *bn_shift;     /* [oc] a BatchNormalization folded in (owned), or NULL */
+    mlrt_activation act;            /* after the bias */
+    struct mlrt__gpacked *pack;     /* packed (pack): shared through pl->packs, or owned when own */
+    bool own;
+} mlrt__glinear;
+
+/* A dense or convolution op's packed weights, and the recipe they were made from. */
+typedef struct mlrt__gpacked {
+    mlrt__gpack h;
+    mlrt__glinear recipe;           /* (its BatchNormalization arrays copied and owned; pack NULL) */
+    uint8_t form;                   /* convolutions: mlrt__conv_form */
+    mlrt__dense dense;              /* a dense op's layer */
+    float *cw, *cb;                 /* a convolution's weights in its form's layout, and bias [oc] */
+} mlrt__gpacked;
+
+/* Packs l's weights for op (graph_linear.c): the model's pack of the same recipe when it has one,
+ * else packed now (kept for the model's next plans when its weights are the graph's). form: a
+ * convolution's mlrt__conv_form and groups. */
+mlrt_status mlrt__glinear_pack(mlrt__planner *pl, const mlrt__gop *op, mlrt__glinear *l, uint8_t form, uint32_t groups);
+void mlrt__glinear_release(mlrt__glinear *l);
+
+/* ---- what the rows share (graph_values.c) ---- */
+/* A failure at the op being planned: "onnx: node 3 (Conv 'c1'): ...". */
+mlrt_status mlrt__plan_fail(mlrt__planner *pl, mlrt_status code, const char *fmt, ...);
+/* Refuses batch mode (ok false) where an op would mix the samples of a batch. */
+mlrt_status mlrt__plan_rows_apart(mlrt__planner *pl, bool ok, const char *why);
+/* Input k of the op as a plan value (-1: absent), and its value. */
+int32_t mlrt__plan_in(const mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k);
+#define MLRT__PV(pl, id) (&(pl)->g->vals[id])
+/* How many ops read input k (a graph output counts 2^20). */
+uint32_t mlrt__plan_uses(const mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k);
+/* Input k, computed (not a constant, not int64) of rank lo..hi. */
+mlrt_status mlrt__plan_computed(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k, uint32_t lo, uint32_t hi);
+/* Input k (absent: fine), a constant float tensor; finite unless `packed` (packing checks those). */
+mlrt_status mlrt__plan_const_float(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k, const char *what, bool packed);
+/* Input k, a constant int64 vector (shapes, axes, pads). */
+mlrt_status mlrt__plan_const_ints(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k, const int64_t **v, uint64_t *n);
+/* Input k, a constant scalar (absent: def). */
+mlrt_status mlrt__plan_const_scalar(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k, float def, float *v);
+/* axis (negative: from the end) in [0, rank). */
+mlrt_status mlrt__plan_axis(mlrt__planner *pl, int64_t axis, uint32_t rank, uint32_t *out);
+uint64_t mlrt__dims_prod(const int64_t *d, uint32_t from, uint32_t to);
+/* A new value of shape s (computed); -1: out of memory. */
+int32_t mlrt__plan_value(mlrt__planner *pl, const mlrt__gshape *s);
+/* A new constant that owns data; -1: out of memory (data freed). */
+int32_t mlrt__plan_const(mlrt__planner *pl, mlrt_dtype dtype, uint32_t rank, const int64_t *dims, void *data);
+/* A new op of kind with inputs in [n_in] writing the values out [n_out] (created from shapes; rank UINT32_MAX:
+ * none), taking p; NULL: out of memory (p is the caller's still). */
+mlrt__gop *mlrt__plan_op(mlrt__planner *pl, mlrt__op_kind kind, const int32_t *in, uint32_t n_in, const mlrt__gshape *out,
+                         uint32_t n_out, void *p);
+/* The graph op's output k is plan value v. */
+void mlrt__plan_bind(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k, int32_t v);
+/* The default plan: the op with its outputs, run now when every input is a constant. */
+mlrt_status mlrt__plan_emit(mlrt__planner *pl, const mlrt__ir_op *op, void *p, const mlrt__gshape *out);
+/* Output 0 a view of input 0 with shape out[0] (a constant: the same data). */
+mlrt_status mlrt__plan_view(mlrt__planner *pl, const mlrt__ir_op *op, void *p, const mlrt__gshape *out);
+/* The dense or convolution op that alone writes input k, ready to take a fusion (no activation yet), or NULL. */
+mlrt__gop *mlrt__plan_fusable(mlrt__planner *pl, const mlrt__ir_op *op, uint32_t k);
+
+/* ---- running (graph_values.c) ---- */
+/* v's data in this run (a view: its root's). */
+void *mlrt__gdata(const mlrt__graph *g, int32_t v);
+/* v's dims for a run of `rows` samples, padded with leading 1s to rank r. */
+void mlrt__grun_dims(const mlrt__graph *g, int32_t v, size_t rows, uint32_t r, int64_t *d);
+/* Samples of v in a run of `rows` (1 for constants and unbatched plans). */
+static inline size_t mlrt__grows(const mlrt__graph *g, int32_t v, size_t rows) {
+    return g->batched && !g->vals[v].is_const ? rows : 1;
+}
+
+/* ---- plans (graph_plan.c, graph_run.c) ---- */
+/* The plan of ir for the symbols' values len [ir->n_syms] (the batch: 1), in batch mode or not. */
+mlrt__graph *mlrt__plan(const mlrt__ir_graph *ir, const int64_t *len, bool batched, mlrt__gpack **packs, bool *mixes,
+                        bool *over_limit, mlrt_error *err);
+void mlrt__graph_free(mlrt__graph *g);
+/* Runs every op for `rows` samples (the inputs at g->x); allocates the arena on the first run. */
+mlrt_status mlrt__graph_run(mlrt__graph *g, size_t rows, mlrt_error *err);
 
 #endif

@@ -1,275 +1,257 @@
-/* model/graph_plan.c — after the nodes: weights packed for the kernels, every computed value
- * placed in one arena (values whose lifetimes do not overlap share bytes), the model and its info. */
-#include "graph_build.h"
+/* model/graph_plan.c — from a graph (ir/ir.h) to a plan: its inputs for one set of dims, every op
+ * through its row of the op table (import, shape, plan: fused, emitted, folded or a view), the
+ * outputs checked, weights packed, costs counted, and the computed values placed in one arena
+ * (values whose lifetimes do not overlap share bytes). Nothing here is proportional to the
+ * activations: the arena is allocated by the first run. */
+#include "graph.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_FLOATS (1u << 20)    /* a batch-mode tile holds as many samples as fit 4 MB (at most 64) */
+#define TRY(x) do { mlrt_status st_ = (x); if (st_) return st_; } while (0)
+#define ARENA_UNITS (1u << 20)    /* a batch-mode tile holds as many samples as fit 4 MB (at most 64) */
 
-static int32_t root(const mlrt__graph *gr, int32_t v) { return gr->vals[v].alias >= 0 ? gr->vals[v].alias : v; }
+/* ------------------------------------------------------------------ the walk */
 
-/* Packs a dense op's weights into a dense layer; a convolution keeps its as they are
- * ([oc][c/groups][kh][kw]: kernels/conv.c runs them as rows against the patches). */
-static mlrt_status pack(bld *b, mlrt__gop *op) {
-    if (op->kind == MLRT__GOP_CONV) { /* (dense weights are checked by mlrt__dense_pack) */
-        for (uint64_t i = 0; i < (uint64_t)op->oc * op->k_in; i++) /* a folded BatchNormalization can overflow */
-            if (!isfinite(op->wsrc[i]))
-                return mlrt__fail(b->err, MLRT_ERR_NON_FINITE, "onnx: node %u: a weight is not finite", op->node);
-        op->direct = !op->depthwise && op->sh == 1 && op->sw == 1 && (uint64_t)op->kh * op->kw <= MLRT__CONV_MAX_TAPS;
-        if (op->direct) { /* weights [groups][ceil(ocg / 4)][k][4], zero for the channels past ocg */
-            uint32_t ocg = op->oc / op->groups, blocks = (ocg + 3) / 4;
-            float *w4 = calloc((size_t)op->groups * blocks * op->k_in * 4 + 1, sizeof(float));
-            if (!w4) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-            for (uint32_t o = 0; o < op->oc; o++) {
-                uint32_t g = o / ocg, j = o % ocg;
-                for (uint32_t k = 0; k < op->k_in; k++)
-                    w4[(((size_t)g * blocks + j / 4) * op->k_in + k) * 4 + j % 4] = op->wsrc[(size_t)o * op->k_in + k];
-            }
-            free(op->wsrc);
-            op->wsrc = w4;
+static mlrt_status plan_inputs(mlrt__planner *pl, const int64_t *len) {
+    const mlrt__ir_graph *ir = pl->ir;
+    mlrt__graph *g = pl->g;
+    g->n_inputs = ir->n_inputs;
+    if (!(g->inputs = calloc(ir->n_inputs + 1, sizeof *g->inputs)) || !(g->x = calloc(ir->n_inputs + 1, sizeof *g->x)))
+        return mlrt__fail(pl->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format);
+    for (uint32_t k = 0; k < ir->n_inputs; k++) {
+        const mlrt__ir_value *v = &ir->vals[ir->inputs[k]];
+        mlrt__gshape s = {v->dtype, (uint32_t)v->rank, {0}};
+        for (int32_t d = 0; d < v->rank; d++) {
+            s.dims[d] = v->dims[d] >= 0 ? v->dims[d] : len[MLRT__IR_SYM_OF(v->dims[d])];
+            if (s.dims[d] == 0)
+                return mlrt__fail(pl->err, MLRT_ERR_BAD_DIMENSIONS, "%s: graph input '%.*s' dim %d is 0", ir->format,
+                                  MLRT__CUT(v->name, 64), d);
         }
-        op->wdw = op->wsrc, op->wsrc = NULL;
-        op->bdw = op->bsrc ? op->bsrc : calloc(op->oc, sizeof(float)), op->bsrc = NULL;
-        b->gr->weight_bytes += (uint64_t)op->oc * (op->k_in + 1) * sizeof(float);
-        uint64_t p_pad = ((uint64_t)op->oh * op->ow + MLRT__PANEL - 1) / MLRT__PANEL * MLRT__PANEL;
-        uint64_t wp = (uint64_t)op->w + op->pl + op->pr, hp = (uint64_t)op->h + op->pt + op->pb;
-        uint64_t need = op->depthwise ? 0 : op->direct ? (uint64_t)(op->c / op->groups) * hp * wp + MLRT__CONV_SLACK(op) +
-                                                             4 * (((uint64_t)op->oh * wp + 7) / 8 * 8)
-                                                          : p_pad * op->k_in;
-        if (need + p_pad > MLRT__MAX_ARENA)
-            return mlrt__fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: node %u's patches need %llu MiB; mlrt's limit is %u MiB",
-                             op->node, (unsigned long long)(need >> 18), MLRT__MAX_ARENA >> 18);
-        if (need > b->gr->col_floats) b->gr->col_floats = (size_t)need;
-        if (!op->depthwise && !op->direct && p_pad > b->gr->zeros_floats) b->gr->zeros_floats = (size_t)p_pad;
-        return op->bdw ? MLRT_OK : mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
+        int32_t id = mlrt__plan_value(pl, &s);
+        if (id < 0) return mlrt__fail(pl->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format);
+        g->vals[id].input = (int32_t)k;
+        g->inputs[k] = id;
+        pl->vmap[ir->inputs[k]] = id;
+        if (g->vals[id].count > MLRT__MAX_ACTIVATION) {
+            pl->over_limit = true;
+            return mlrt__fail(pl->err, MLRT_ERR_BAD_DIMENSIONS, "%s: graph input '%.*s' has more than %u elements per sample",
+                              ir->format, MLRT__CUT(v->name, 64), MLRT__MAX_ACTIVATION);
+        }
     }
-    if (!(op->dense = calloc(1, sizeof *op->dense))) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-    mlrt__dense_src s = {0};
-    char name[48];
-    const mlrt__onnx_node *nd = &b->g->nodes[op->node];
-    mlrt__format_to(name, sizeof name, "node %u (%.*s)", op->node, (int)(nd->op.n > 24 ? 24 : nd->op.n), nd->op.p);
-    s.name = s.b_name = name;
-    s.in = op->k_in, s.out = op->oc;
-    s.w = (const uint8_t *)op->wsrc, s.w_dtype = MLRT_F32;
-    s.b = (const uint8_t *)op->bsrc, s.b_dtype = MLRT_F32;
-    s.act = op->act;
-    mlrt_status st = mlrt__dense_pack(&s, "onnx", op->dense, b->err);
-    if (st) return st;
-    b->gr->weight_bytes += (uint64_t)op->dense->out_padded * op->k_in * sizeof(float);
-    free(op->wsrc), free(op->bsrc);
-    op->wsrc = op->bsrc = NULL;
+    pl->fixed_batch = ir->n_inputs && ir->vals[ir->inputs[0]].rank > 0 && ir->vals[ir->inputs[0]].dims[0] == 1;
     return MLRT_OK;
 }
 
-/* First-fit placement of the computed values in the arena, in run order; a block is reused once
- * the last op reading it has run (never by that op's own output). Returns the arena's floats. */
-typedef struct block { size_t off, n; } block;
+/* The checks every op gets before its row's: its inputs and outputs against the row's counts. */
+static mlrt_status check_op(mlrt__planner *pl, const mlrt__ir_op *op, const mlrt__op_def *def) {
+    if (op->n_in < def->min_in || (def->max_in != 255 && op->n_in > def->max_in))
+        return mlrt__plan_fail(pl, MLRT_ERR_BAD_HEADER, "%u inputs; the op takes %u to %u", op->n_in, def->min_in, def->max_in);
+    for (uint32_t k = 0; k < def->min_in; k++)
+        if (mlrt__plan_in(pl, op, k) < 0) return mlrt__plan_fail(pl, MLRT_ERR_BAD_HEADER, "input %u is required", k);
+    if (op->n_out < 1 || op->out[0] < 0) return mlrt__plan_fail(pl, MLRT_ERR_BAD_HEADER, "no output");
+    for (uint32_t k = def->n_out; k < op->n_out; k++)
+        if (op->out[k] >= 0 && pl->uses[op->out[k]])
+            return mlrt__plan_fail(pl, MLRT_ERR_UNSUPPORTED, "output %u is used; mlrt computes only the first %s", k,
+                                   def->n_out == 1 ? "output" : "outputs");
+    for (uint32_t k = 0; k < op->n_in; k++) {
+        int32_t v = mlrt__plan_in(pl, op, k);
+        if (v >= 0 && !MLRT__PV(pl, v)->is_const && MLRT__PV(pl, v)->dtype == MLRT_I64 && !(k < 8 && (def->i64_in >> k & 1)))
+            return mlrt__plan_fail(pl, MLRT_ERR_UNSUPPORTED, "input %u is an int64 tensor computed per call", k);
+    }
+    return MLRT_OK;
+}
 
-static size_t place(mlrt__graph *gr, size_t rows, block *free_list) {
+static mlrt_status plan_op(mlrt__planner *pl, const mlrt__ir_op *op) {
+    const mlrt__op_def *def = mlrt__op_table[op->kind];
+    TRY(check_op(pl, op, def));
+    void *p = NULL;
+    mlrt__gshape out[4];
+    memset(out, 0, sizeof out);
+    mlrt_status st = def->import ? def->import(pl, op, &p) : MLRT_OK;
+    if (!st && def->shape) st = def->shape(pl, op, p, out);
+    for (uint32_t k = 0; !st && k < def->n_out && k < op->n_out; k++)
+        if (op->out[k] >= 0 && mlrt__dims_prod(out[k].dims, 0, out[k].rank) > MLRT__MAX_ACTIVATION) {
+            pl->over_limit = true;
+            st = mlrt__plan_fail(pl, MLRT_ERR_BAD_DIMENSIONS, "its output has %llu elements; mlrt's limit is %u per sample",
+                                 (unsigned long long)mlrt__dims_prod(out[k].dims, 0, out[k].rank), MLRT__MAX_ACTIVATION);
+        }
+    if (st) {
+        if (p) (def->free ? def->free : free)(p);
+        return st;
+    }
+    pl->def = def;
+    TRY((def->plan ? def->plan : mlrt__plan_emit)(pl, op, p, out));
+    if (pl->vmap[op->out[0]] < 0) return mlrt__plan_fail(pl, MLRT_ERR_UNSUPPORTED, "its output could not be planned");
+    return MLRT_OK;
+}
+
+static mlrt_status plan_outputs(mlrt__planner *pl) {
+    const mlrt__ir_graph *ir = pl->ir;
+    mlrt__graph *g = pl->g;
+    g->n_outputs = ir->n_outputs;
+    if (!(g->outputs = calloc(ir->n_outputs + 1, sizeof *g->outputs)))
+        return mlrt__fail(pl->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format);
+    for (uint32_t k = 0; k < ir->n_outputs; k++) {
+        const mlrt__ir_value *ov = &ir->vals[ir->outputs[k]];
+        int32_t v = pl->vmap[ir->outputs[k]];
+        if (v < 0 || g->vals[v].is_const)
+            return mlrt__fail(pl->err, MLRT_ERR_NOT_A_MODEL, "%s: graph output '%.*s' does not depend on the input", ir->format,
+                              MLRT__CUT(ov->name, 64));
+        g->outputs[k] = v;
+        const mlrt__gval *out = &g->vals[v];
+        if (ov->rank < 0) continue; /* the file's declared shape, where static, must be what the plan infers */
+        bool ok = (uint32_t)ov->rank == out->rank;
+        for (uint32_t d = 0; ok && d < out->rank; d++) ok = ov->dims[d] < 0 || ov->dims[d] == out->dims[d] || (d == 0 && g->batched);
+        if (!ok)
+            return mlrt__fail(pl->err, MLRT_ERR_BAD_DIMENSIONS, "%s: graph output '%.*s' is declared with rank %d, but the "
+                              "graph computes [%lld%s] of rank %u", ir->format, MLRT__CUT(ov->name, 64), ov->rank,
+                              (long long)(out->rank ? out->dims[0] : 1), out->rank > 1 ? ", ..." : "", out->rank);
+    }
+    return MLRT_OK;
+}
+
+/* ------------------------------------------------------------------ the arena */
+
+static int32_t root(const mlrt__graph *g, int32_t v) { return g->vals[v].alias >= 0 ? g->vals[v].alias : v; }
+static size_t units(const mlrt__gval *v, size_t rows) {
+    return ((size_t)v->count * rows * (v->dtype == MLRT_I64 ? 2 : 1) + 3) & ~(size_t)3;
+}
+
+/* Best-fit placement of the computed values in run order (among the last FREE_SCAN blocks freed);
+ * a block is reused once the last op reading it has run (never by that op's own outputs).
+ * dying [n_ops + 1 offsets, then the values]: the values each op reads last. Returns the units. */
+#define FREE_SCAN 64
+typedef struct block { size_t off, n; } block;
+static size_t place(mlrt__graph *g, size_t rows, const uint32_t *dying, block *fl) {
     size_t nfree = 0, top = 0;
-    for (uint32_t k = 0; k < gr->n_ops; k++) {
-        const mlrt__gop *op = &gr->ops[k];
-        mlrt__gval *out = &gr->vals[op->out];
-        size_t n = ((size_t)out->count * rows + 3) & ~(size_t)3, best = nfree;
-        for (size_t f = 0; f < nfree; f++)
-            if (free_list[f].n >= n && (best == nfree || free_list[f].n < free_list[best].n)) best = f;
-        if (best < nfree) {
-            out->off = free_list[best].off;
-            free_list[best].off += n, free_list[best].n -= n;
-        } else out->off = top, top += n;
-        for (uint32_t v = 0; v < gr->n_vals; v++) { /* values read for the last time by op k */
-            const mlrt__gval *g = &gr->vals[v];
-            if (g->is_const || g->alias >= 0 || v == (uint32_t)gr->input || g->last_use != k || v == (uint32_t)op->out) continue;
-            free_list[nfree].off = g->off;
-            free_list[nfree++].n = ((size_t)g->count * rows + 3) & ~(size_t)3;
+    const uint32_t *list = dying + g->n_ops + 1;
+    for (uint32_t k = 0; k < g->n_ops; k++) {
+        const mlrt__gop *op = &g->ops[k];
+        for (uint32_t o = 0; o < op->n_out; o++) {
+            if (op->out[o] < 0) continue;
+            mlrt__gval *out = &g->vals[op->out[o]];
+            size_t n = units(out, rows), best = nfree;
+            for (size_t f = nfree > FREE_SCAN ? nfree - FREE_SCAN : 0; f < nfree; f++)
+                if (fl[f].n >= n && (best == nfree || fl[f].n < fl[best].n)) best = f;
+            if (best < nfree) {
+                out->off = fl[best].off;
+                fl[best].off += n, fl[best].n -= n;
+            } else out->off = top, top += n;
+        }
+        for (uint32_t i = dying[k]; i < dying[k + 1]; i++) {
+            const mlrt__gval *v = &g->vals[list[i]];
+            if (v->op == (int32_t)k) continue; /* (an output nobody reads: kept) */
+            fl[nfree].off = v->off;
+            fl[nfree++].n = units(v, rows);
         }
     }
     return top;
 }
 
-static mlrt_status plan_arena(bld *b) {
-    mlrt__graph *gr = b->gr;
-    for (uint32_t v = 0; v < gr->n_vals; v++) gr->vals[v].last_use = 0;
-    for (uint32_t k = 0; k < gr->n_ops; k++) {
-        mlrt__gop *op = &gr->ops[k];
-        gr->vals[op->out].last_use = k; /* a value nobody reads is freed after it is written */
-        for (uint32_t i = 0; i < op->n_in; i++) {
-            int32_t v = op->ins ? op->ins[i] : op->in[i];
-            if (v >= 0) gr->vals[root(gr, v)].last_use = k;
-        }
+static mlrt_status plan_arena(mlrt__planner *pl) {
+    mlrt__graph *g = pl->g;
+    for (uint32_t v = 0; v < g->n_vals; v++) g->vals[v].last_use = UINT32_MAX; /* a value no op writes: none */
+    for (uint32_t k = 0; k < g->n_ops; k++) {
+        const mlrt__gop *op = &g->ops[k];
+        for (uint32_t o = 0; o < op->n_out; o++) /* a value nobody reads is freed after it is written */
+            if (op->out[o] >= 0) g->vals[op->out[o]].last_use = k;
+        for (uint32_t i = 0; i < op->n_in; i++)
+            if (op->in[i] >= 0) g->vals[root(g, op->in[i])].last_use = k;
     }
-    gr->vals[root(gr, gr->output)].last_use = gr->n_ops; /* kept until it is copied out */
-    block *fl = malloc((gr->n_vals + gr->n_ops + 1) * sizeof *fl);
-    if (!fl) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-    size_t per = place(gr, 1, fl);
-    gr->tile_rows = gr->batched ? (uint32_t)(per ? ARENA_FLOATS / per : 64) : 1;
-    if (gr->tile_rows > MLRT__TILE_ROWS) gr->tile_rows = MLRT__TILE_ROWS;
-    if (gr->tile_rows == 0) gr->tile_rows = 1;
-    gr->arena_floats = place(gr, gr->tile_rows, fl);
-    free(fl);
-    if (gr->arena_floats + gr->col_floats + gr->zeros_floats > MLRT__MAX_ARENA)
-        return mlrt__fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: the graph needs %zu MiB of activations and scratch; "
-                         "mlrt's limit is %u MiB", (gr->arena_floats + gr->col_floats) >> 18, MLRT__MAX_ARENA >> 18);
-    gr->arena = malloc(gr->arena_floats * sizeof(float) + 16);
-    gr->col = calloc(gr->zeros_floats + gr->col_floats + 4, sizeof(float)); /* the zeros stay zero */
-    if (!gr->arena || !gr->col) return mlrt__fail(b->err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory for the arena");
+    for (uint32_t k = 0; k < g->n_outputs; k++) g->vals[root(g, g->outputs[k])].last_use = g->n_ops; /* kept to be copied out */
+    /* each op's dying values, bucketed by op (computed values only) */
+    uint32_t *dying = calloc(g->n_ops + 2 + g->n_vals, sizeof *dying);
+    block *fl = malloc((g->n_vals + 1) * sizeof *fl);
+    if (!dying || !fl) { free(dying), free(fl); return mlrt__fail(pl->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory"); }
+    for (uint32_t v = 0; v < g->n_vals; v++) {
+        const mlrt__gval *x = &g->vals[v];
+        if (!x->is_const && x->alias < 0 && x->input < 0 && x->last_use < g->n_ops) dying[x->last_use + 1]++;
+    }
+    for (uint32_t k = 0; k < g->n_ops; k++) dying[k + 1] += dying[k];
+    uint32_t *fill = malloc((g->n_ops + 1) * sizeof *fill);
+    if (!fill) { free(dying), free(fl); return mlrt__fail(pl->err, MLRT_ERR_OUT_OF_MEMORY, "out of memory"); }
+    memcpy(fill, dying, (g->n_ops + 1) * sizeof *fill);
+    for (uint32_t v = 0; v < g->n_vals; v++) {
+        const mlrt__gval *x = &g->vals[v];
+        if (!x->is_const && x->alias < 0 && x->input < 0 && x->last_use < g->n_ops) dying[g->n_ops + 1 + fill[x->last_use]++] = v;
+    }
+    free(fill);
+    size_t per = place(g, 1, dying, fl);
+    g->tile_rows = g->batched ? (uint32_t)(per ? ARENA_UNITS / per : 64) : 1;
+    if (g->tile_rows > MLRT__TILE_ROWS) g->tile_rows = MLRT__TILE_ROWS;
+    if (g->tile_rows == 0) g->tile_rows = 1;
+    g->arena_units = place(g, g->tile_rows, dying, fl);
+    free(dying), free(fl);
+    if (g->arena_units + g->col_floats + g->zeros_floats > MLRT__MAX_ARENA) {
+        pl->over_limit = true;
+        return mlrt__fail(pl->err, MLRT_ERR_BAD_DIMENSIONS, "%s: the graph needs %zu MiB of activations and scratch; "
+                          "mlrt's limit is %u MiB", pl->ir->format, (g->arena_units + g->col_floats) >> 18, MLRT__MAX_ARENA >> 18);
+    }
     return MLRT_OK;
 }
 
-mlrt_status mlrt__bld_plan(bld *b) {
-    mlrt_status st = mlrt__bld_nodes(b);
-    if (st) return st;
-    mlrt__graph *gr = b->gr;
-    const mlrt__onnx_value *ov = &b->g->values[b->g->outputs[0]];
-    gr->output = b->vmap[b->g->outputs[0]];
-    if (gr->output < 0 || gr->vals[gr->output].is_const || gr->vals[gr->output].is_int)
-        return mlrt__fail(b->err, gr->output >= 0 && !gr->vals[gr->output].is_const ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_NOT_A_MODEL,
-                         "onnx: graph output '%.*s' %s", (int)ov->name.n, ov->name.p,
-                         gr->output >= 0 && !gr->vals[gr->output].is_const ? "is int64; mlrt returns floats"
-                                                                            : "does not depend on the input");
-    const mlrt__gval *out = &gr->vals[gr->output];
-    if (ov->rank >= 0) { /* the file's declared output shape, where static, must be what mlrt infers */
-        bool ok = (uint32_t)ov->rank == out->rank;
-        for (uint32_t d = 0; ok && d < out->rank; d++)
-            ok = ov->dims[d] < 0 || ov->dims[d] == out->dims[d] || (d == 0 && gr->batched);
-        if (!ok)
-            return mlrt__fail(b->err, MLRT_ERR_BAD_DIMENSIONS, "onnx: graph output '%.*s' is declared with rank %d, but "
-                             "the graph computes [%lld%s] of rank %u", (int)ov->name.n, ov->name.p, ov->rank,
-                             (long long)(out->rank ? out->dims[0] : 1), out->rank > 1 ? ", ..." : "", out->rank);
+/* ------------------------------------------------------------------ a plan */
+
+void mlrt__graph_free(mlrt__graph *g) {
+    if (!g) return;
+    for (uint32_t k = 0; k < g->n_vals; k++)
+        if (g->vals[k].owned) free(g->vals[k].data);
+    for (uint32_t k = 0; k < g->n_ops; k++) {
+        const mlrt__op_def *def = mlrt__op_table[g->ops[k].kind];
+        if (g->ops[k].p) (def->free ? def->free : free)(g->ops[k].p);
+        free(g->ops[k].in);
     }
-    for (uint32_t k = 0; k < gr->n_ops; k++)
-        if ((gr->ops[k].kind == MLRT__GOP_DENSE || gr->ops[k].kind == MLRT__GOP_CONV) && (st = pack(b, &gr->ops[k]))) return st;
-    return plan_arena(b);
+    free(g->vals), free(g->ops), free(g->inputs), free(g->outputs), free(g->len), free(g->x), free(g->arena), free(g->col);
+    free(g);
 }
 
-/* ------------------------------------------------------------------ info and inspect */
-
-static void json_dims(mlrt__buf *j, int32_t rank, const int64_t *dims) {
-    mlrt__buf_puts(j, "[");
-    for (int32_t d = 0; d < rank; d++) {
-        if (dims[d] < 0) mlrt__buf_printf(j, "%snull", d ? "," : "");
-        else mlrt__buf_printf(j, "%s%lld", d ? "," : "", (long long)dims[d]);
+mlrt__graph *mlrt__plan(const mlrt__ir_graph *ir, const int64_t *len, bool batched, mlrt__gpack **packs, bool *mixes,
+                        bool *over_limit, mlrt_error *err) {
+    mlrt__planner pl = {0};
+    pl.ir = ir, pl.packs = packs, pl.err = err;
+    pl.g = calloc(1, sizeof *pl.g);
+    pl.vmap = malloc((ir->n_vals + 1) * sizeof *pl.vmap);
+    pl.uses = calloc(ir->n_vals + 1, sizeof *pl.uses);
+    mlrt_status st = pl.g && pl.vmap && pl.uses ? MLRT_OK : mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format);
+    if (!st && !(pl.g->len = malloc((ir->n_syms + 1) * sizeof *pl.g->len)))
+        st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format);
+    if (!st) {
+        memcpy(pl.g->len, len, ir->n_syms * sizeof *len);
+        pl.g->batched = batched;
+        for (uint32_t k = 0; k < ir->n_vals; k++) pl.vmap[k] = -1;
+        for (uint32_t k = 0; k < ir->n_ops; k++)
+            for (uint32_t i = 0; i < ir->ops[k].n_in; i++)
+                if (ir->ops[k].in[i] >= 0) pl.uses[ir->ops[k].in[i]]++;
+        for (uint32_t k = 0; k < ir->n_outputs; k++) pl.uses[ir->outputs[k]] += 1u << 20; /* never fused away */
     }
-    mlrt__buf_puts(j, "]");
-}
-
-static void json_io(mlrt__buf *j, const mlrt__onnx *g, const int32_t *ids, uint32_t n) {
-    mlrt__buf_puts(j, "[");
-    for (uint32_t k = 0; k < n; k++) {
-        const mlrt__onnx_value *v = &g->values[ids[k]];
-        mlrt__buf_puts(j, k ? ",{\"name\":" : "{\"name\":");
-        mlrt__buf_json_string(j, v->name.p, v->name.n);
-        mlrt__buf_printf(j, ",\"elemType\":%d,\"shape\":", v->elem_type);
-        if (v->rank < 0) mlrt__buf_puts(j, "null");
-        else json_dims(j, v->rank, v->dims);
-        mlrt__buf_puts(j, "}");
+    for (uint32_t k = 0; !st && k < ir->n_vals; k++) { /* the graph's constants, borrowed */
+        const mlrt__ir_value *v = &ir->vals[k];
+        if (!v->is_const) continue;
+        mlrt__gshape s = {v->dtype, (uint32_t)v->rank, {0}};
+        memcpy(s.dims, v->dims, sizeof s.dims);
+        int32_t id = mlrt__plan_value(&pl, &s);
+        if (id < 0) { st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", ir->format); break; }
+        pl.g->vals[id].is_const = pl.g->vals[id].graph_data = true;
+        pl.g->vals[id].data = v->data;
+        pl.vmap[k] = id;
     }
-    mlrt__buf_puts(j, "]");
-}
-
-/* "onnx":{irVersion, opset, producer, graph, inputs, outputs, nodes, ops: {type: count}, initializers} */
-static void describe(mlrt__buf *j, const mlrt__onnx *g) {
-    mlrt__buf_printf(j, "\"onnx\":{\"irVersion\":%lld,\"opset\":%lld,\"producer\":", (long long)g->ir_version, (long long)g->opset);
-    mlrt__buf_json_string(j, g->producer.p, g->producer.n);
-    mlrt__buf_puts(j, ",\"graph\":");
-    mlrt__buf_json_string(j, g->graph_name.p, g->graph_name.n);
-    mlrt__buf_puts(j, ",\"inputs\":");
-    json_io(j, g, g->inputs, g->n_inputs);
-    mlrt__buf_puts(j, ",\"outputs\":");
-    json_io(j, g, g->outputs, g->n_outputs);
-    mlrt__buf_printf(j, ",\"nodes\":%u,\"ops\":{", g->n_nodes);
-    bool first = true;
-    for (uint32_t k = 0; k < g->n_nodes; k++) { /* each op type once, counted, in order of first use */
-        bool seen = false;
-        for (uint32_t i = 0; i < k && !seen; i++) seen = g->nodes[i].op.n == g->nodes[k].op.n && !memcmp(g->nodes[i].op.p, g->nodes[k].op.p, g->nodes[k].op.n);
-        if (seen) continue;
-        uint32_t c = 0;
-        for (uint32_t i = k; i < g->n_nodes; i++) c += g->nodes[i].op.n == g->nodes[k].op.n && !memcmp(g->nodes[i].op.p, g->nodes[k].op.p, g->nodes[k].op.n);
-        if (!first) mlrt__buf_puts(j, ",");
-        first = false;
-        mlrt__buf_json_string(j, g->nodes[k].op.p, g->nodes[k].op.n);
-        mlrt__buf_printf(j, ":%u", c);
+    if (!st) st = plan_inputs(&pl, len);
+    for (pl.at = 0; !st && pl.at < ir->n_ops; pl.at++) st = plan_op(&pl, &ir->ops[pl.at]);
+    if (!st) st = plan_outputs(&pl);
+    for (uint32_t k = 0; !st && k < pl.g->n_ops; k++) {
+        mlrt__gop *op = &pl.g->ops[k];
+        const mlrt__op_def *def = mlrt__op_table[op->kind];
+        uint64_t macs = 0, params = 0;
+        pl.at = op->ir;
+        if (def->pack) st = def->pack(&pl, op);
+        if (!st && def->cost) def->cost(pl.g, op, &macs, &params);
+        pl.g->macs += macs, pl.g->params += params;
     }
-    mlrt__buf_puts(j, "},\"initializers\":[");
-    for (uint32_t k = 0; k < g->n_init; k++) {
-        const mlrt__onnx_tensor *t = &g->inits[k];
-        mlrt__buf_puts(j, k ? ",{\"name\":" : "{\"name\":");
-        mlrt__buf_json_string(j, t->name.p, t->name.n);
-        mlrt__buf_printf(j, ",\"dtype\":\"%s\",\"shape\":", t->type == MLRT__ONNX_INT64 ? "I64" : "F32");
-        json_dims(j, (int32_t)t->rank, t->dims);
-        mlrt__buf_puts(j, "}");
-    }
-    mlrt__buf_puts(j, "]}");
-}
-
-char *mlrt__onnx_describe(const mlrt__onnx *g) {
-    mlrt__buf j = {0};
-    describe(&j, g);
-    if (j.oom) { free(j.data); return NULL; }
-    return j.data;
-}
-
-static uint64_t graph_params(mlrt__graph *gr) {
-    uint64_t n = 0;
-    gr->macs = 0;
-    for (uint32_t k = 0; k < gr->n_ops; k++) {
-        const mlrt__gop *op = &gr->ops[k];
-        uint64_t out = gr->vals[op->out].count;
-        if (op->kind == MLRT__GOP_DENSE || op->kind == MLRT__GOP_CONV) n += (uint64_t)op->oc * (op->k_in + 1);
-        if (op->kind == MLRT__GOP_AFFINE) n += 2ull * op->c;
-        gr->macs += op->kind == MLRT__GOP_DENSE || op->kind == MLRT__GOP_CONV ? out * op->k_in
-                  : op->kind == MLRT__GOP_MAXPOOL || op->kind == MLRT__GOP_AVGPOOL ? out * op->kh * op->kw
-                  : op->kind == MLRT__GOP_GLOBALAVG ? (uint64_t)op->h * op->w * op->c : out;
-    }
-    return n;
-}
-
-mlrt_model *mlrt__graph_model(const mlrt__onnx *g, mlrt__graph *gr, mlrt_error *err) {
-    gr->params = graph_params(gr);
-    mlrt__buf j = {0};
-    describe(&j, g);
-    if (!j.oom) j.len--, j.data[j.len] = 0; /* reopen "onnx":{...} for the plan */
-    mlrt__buf_printf(&j, ",\"plan\":{\"batched\":%s,\"tileRows\":%u,\"ops\":%u,\"macs\":%llu,\"arenaBytes\":%zu,"
-                         "\"scratchBytes\":%zu}}", gr->batched ? "true" : "false", gr->tile_rows, gr->n_ops,
-                     (unsigned long long)gr->macs, gr->arena_floats * 4, (gr->col_floats + gr->zeros_floats) * 4);
-    gr->facts_json = j.data;
-    if (j.oom) {
-        free(j.data), gr->facts_json = NULL;
-        mlrt__graph_free(gr);
-        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-        return NULL;
-    }
-    mlrt_model *m = mlrt__model_new(&mlrt__graph_family, gr, MLRT_FORMAT_ONNX, MLRT_KIND_GRAPH, err);
-    if (!m) return NULL;
-    const mlrt__gval *in = &gr->vals[gr->input], *out = &gr->vals[gr->output];
-    m->in_size = (uint32_t)in->count;
-    m->out_size = (uint32_t)out->count;
-    m->n_inputs = m->n_outputs = 1;
-    m->inputs = calloc(1, sizeof *m->inputs);
-    m->outputs = calloc(1, sizeof *m->outputs);
-    bool oom = !m->inputs || !m->outputs;
-    if (!oom) {
-        const mlrt__onnx_value *iv = &g->values[g->inputs[0]], *ov = &g->values[g->outputs[0]];
-        char *names = malloc(iv->name.n + ov->name.n + 2);
-        if ((oom = !names)) goto done;
-        memcpy(names, iv->name.p, iv->name.n), names[iv->name.n] = 0;
-        memcpy(names + iv->name.n + 1, ov->name.p, ov->name.n), names[iv->name.n + 1 + ov->name.n] = 0;
-        gr->names = names;
-        m->inputs[0].t = (mlrt_tensor){names, MLRT_F32, in->rank, {0}, NULL};
-        m->outputs[0].t = (mlrt_tensor){names + iv->name.n + 1, MLRT_F32, out->rank, {0}, NULL};
-        memcpy(m->inputs[0].t.dims, in->dims, in->rank * sizeof *in->dims);
-        memcpy(m->outputs[0].t.dims, out->dims, out->rank * sizeof *out->dims);
-        if (gr->batched) {
-            m->inputs[0].t.dims[0] = m->outputs[0].t.dims[0] = -1;
-            m->inputs[0].sym[0] = m->outputs[0].sym[0] = "batch";
-        }
-    }
-done:
-    if (oom || mlrt__model_labels(m, m->out_size > 1 ? MLRT_TASK_CLASSIFICATION : MLRT_TASK_REGRESSION, m->out_size)) {
-        mlrt_free(m);
-        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "onnx: out of memory");
-        return NULL;
-    }
-    return mlrt__model_finish(m, NULL, err);
+    if (!st) st = plan_arena(&pl);
+    *mixes = pl.mixes_batch;
+    if (over_limit) *over_limit = pl.over_limit;
+    free(pl.vmap), free(pl.uses);
+    if (st) { mlrt__graph_free(pl.g); return NULL; }
+    return pl.g;
 }

@@ -41,7 +41,8 @@ mlrt_status mlrt__model_labels(mlrt_model *m, mlrt_task task, uint32_t n) {
 
 enum { LABEL_ROWS = 64 }; /* rows per predict_labels tile */
 
-/* predict_labels' scores for a classifier or a clusterer of rows. */
+/* predict_labels' scores for a classifier or a clusterer of rows: made by the first predict_labels (a
+ * load allocates nothing that grows with the outputs). */
 static mlrt_status label_scratch(mlrt_model *m) {
     if (m->task == MLRT_TASK_REGRESSION || !m->out_size) return MLRT_OK;
     size_t per = MLRT__SCRATCH_BYTES / 4 / m->out_size;
@@ -123,7 +124,7 @@ static char *describe(const mlrt_model *m, const mlrt__tensorset *ts) {
 }
 
 mlrt_model *mlrt__model_finish(mlrt_model *m, const mlrt__tensorset *ts, mlrt_error *err) {
-    if (label_scratch(m) || !(m->info_json = describe(m, ts))) {
+    if (!(m->info_json = describe(m, ts))) {
         mlrt_free(m);
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
         return NULL;
@@ -167,11 +168,6 @@ mlrt_model *mlrt_model_fork(const mlrt_model *m, mlrt_error *err) {
     f->outputs = outputs;
     if (!(f->impl = m->family->fork(m, err))) {
         free(outputs), free(f);
-        return NULL;
-    }
-    if (label_scratch(f)) {
-        mlrt_free(f);
-        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory for scratch");
         return NULL;
     }
     return f;
@@ -241,6 +237,8 @@ mlrt_status mlrt_predict_labels(mlrt_model *m, const float *in, size_t n, uint32
     if (m->task == MLRT_TASK_REGRESSION)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT,
                           "predict_labels: a %s regressor predicts values, not labels: use predict", mlrt_kind_name(m->kind));
+    if (!m->label_scores && label_scratch(m))
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "predict_labels: out of memory for %u scores", m->out_size);
     size_t no = m->out_size, tile = m->label_rows;
     float *scores = m->label_scores;
     for (size_t r = 0; r < n && !st; r += tile) {

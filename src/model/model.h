@@ -4,7 +4,7 @@
  *
  * A family is one kind of model behind one table of functions (mlrt__family): dense layers (MLPs,
  * linear and logistic regression: model/dense.c), the classical models (trees, forests, k-means:
- * model/classic.c) and graphs (model/graph*.c). model.c checks every call's arguments, then hands
+ * model/classic.c) and graphs (model/graph*.c, their own header model/graph.h). model.c checks every call's arguments, then hands
  * it to the model's family: nothing outside a family looks at its state. */
 #ifndef MLRT__MODEL_H
 #define MLRT__MODEL_H
@@ -88,6 +88,9 @@ mlrt_status mlrt__run_rows(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err
 mlrt_model *mlrt__build_dense(const mlrt__desc *d, mlrt_error *err);   /* model/dense.c */
 mlrt_model *mlrt__build_forest(mlrt__desc *d, mlrt_error *err);        /* model/classic.c */
 mlrt_model *mlrt__build_kmeans(mlrt__desc *d, mlrt_error *err);        /* model/classic.c */
+/* A graph (model/graph.c): planned for its inputs' dims, checked op by op (*err names the op). Takes
+ * ir whole (ir is zeroed), built or not. format: the file's, for info. */
+mlrt_model *mlrt__build_graph(mlrt__ir_graph *ir, mlrt_format format, mlrt_error *err);
 
 /* Converts and packs one dense layer into l (zeroed); refuses non-finite weights. fmt: for messages (dense.c). */
 mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *l, mlrt_error *err);

@@ -152,10 +152,10 @@ static void test_onnx_tiny_graph(void) {
         check_at(t == NULL, __FILE__, __LINE__, "cut at %zu loaded", cut);
         mlrt_free(t);
     }
-    bytes g = onnx_tiny(13, "Erf");
+    bytes g = onnx_tiny(13, "Swish");
     CHECK(mlrt_load_from_bytes(exact(g.p, g.n), g.n, &e) == NULL);
     CHECK_INT(e.code, MLRT_ERR_UNSUPPORTED);
-    CHECK_STR(e.message, "onnx: node 1 (Erf ''): op Erf (opset 13) is not one mlrt runs");
+    CHECK_STR(e.message, "onnx: node 1 (Swish ''): op Swish (opset 13) is not one mlrt runs");
     char *js = mlrt_inspect(exact(g.p, g.n), g.n, &e);
     CHECK(js != NULL);
     if (js) CHECK_CONTAINS(js, "\"notAModel\":{\"code\":\"UNSUPPORTED\"");
@@ -195,10 +195,213 @@ static void test_onnx_zoo_if_present(void) {
     if (!found) fprintf(stderr, "  (tests/onnx/zoo not present: skipped)\n");
 }
 
+
+/* ------------------------------------------------------------------ the importer, op by op */
+
+/* Attributes (AttributeProto bytes) */
+static bytes attr_int(const char *name, int64_t v) { bytes a = {0}; pb_str(&a, 1, name), pb_int(&a, 20, 2), pb_int(&a, 3, v); return a; }
+static bytes attr_float(const char *name, float v) {
+    bytes a = {0};
+    pb_str(&a, 1, name), pb_int(&a, 20, 1), pb_key(&a, 2, 5), put(&a, &v, 4);
+    return a;
+}
+static bytes attr_ints(const char *name, const int64_t *v, int n) {
+    bytes a = {0}, p = {0};
+    for (int k = 0; k < n; k++) pb_varint(&p, (uint64_t)v[k]);
+    pb_str(&a, 1, name), pb_int(&a, 20, 7), pb_msg(&a, 8, &p);
+    return a;
+}
+static bytes attr_str(const char *name, const char *v) { bytes a = {0}; pb_str(&a, 1, name), pb_int(&a, 20, 3), pb_str(&a, 4, v); return a; }
+
+/* A node: op, inputs and outputs ("" for an omitted one), then up to four attributes (consumed). */
+static bytes mk_node(const char *op, const char *in, const char *out, bytes *attrs, int n_attrs) {
+    bytes n = {0};
+    char buf[128];
+    for (int pass = 0; pass < 2; pass++) { /* comma-separated names */
+        const char *s = pass ? out : in;
+        while (s && *s) {
+            const char *e = strchr(s, ',');
+            size_t len = e ? (size_t)(e - s) : strlen(s);
+            memcpy(buf, s, len), buf[len] = 0;
+            pb_str(&n, pass ? 2 : 1, strcmp(buf, "-") ? buf : "");
+            s = e ? e + 1 : NULL;
+        }
+    }
+    pb_str(&n, 4, op);
+    for (int k = 0; k < n_attrs; k++) pb_msg(&n, 5, &attrs[k]);
+    return n;
+}
+
+/* A model of the nodes (consumed) over the float input "x" [N, 3, 4, 4] (N named "batch", dim 1
+ * unnamed when sym1) with output "y"; initializers: "w" [2] float. */
+static bytes mk_model(int opset, bytes *nodes, int n_nodes, bool sym1) {
+    bytes g = {0}, m = {0}, os = {0}, in = {0}, out = {0}, type = {0}, tt = {0}, shape = {0}, w = {0};
+    for (int k = 0; k < n_nodes; k++) pb_msg(&g, 1, &nodes[k]);
+    float wf[2] = {0.5f, -1.0f};
+    pb_int(&w, 1, 2), pb_int(&w, 2, 1), pb_str(&w, 8, "w"), pb_len(&w, 9, wf, sizeof wf);
+    pb_msg(&g, 5, &w);
+    for (int d = 0; d < 4; d++) {
+        bytes dim = {0};
+        if (d == 0) pb_str(&dim, 2, "batch");
+        else if (!(d == 1 && sym1)) pb_int(&dim, 1, d == 1 ? 3 : 4);
+        pb_msg(&shape, 1, &dim);
+    }
+    pb_int(&tt, 1, 1), pb_msg(&tt, 2, &shape);
+    pb_msg(&type, 1, &tt);
+    pb_str(&in, 1, "x"), pb_msg(&in, 2, &type);
+    pb_str(&out, 1, "y");
+    pb_msg(&g, 11, &in), pb_msg(&g, 12, &out);
+    pb_str(&os, 1, ""), pb_int(&os, 2, opset);
+    pb_int(&m, 1, 8), pb_msg(&m, 7, &g), pb_msg(&m, 8, &os);
+    keep(m.p);
+    return m;
+}
+
+/* Reads and imports f; the graph in *ir (freed after the test), or the status with *e. */
+static mlrt_status import(bytes f, mlrt__ir_graph *ir, mlrt_error *e) {
+    mlrt__onnx g;
+    mlrt_status st = mlrt__read_onnx(exact(f.p, f.n), f.n, &g, e);
+    if (st) return st;
+    st = mlrt__import_onnx(&g, ir, e);
+    mlrt__onnx_free(&g);
+    return st;
+}
+
+static const float *const_f32(const mlrt__ir_graph *ir, int32_t v) {
+    return v >= 0 && ir->vals[v].is_const && ir->vals[v].dtype == MLRT_F32 ? ir->vals[v].data : NULL;
+}
+static const int64_t *const_i64(const mlrt__ir_graph *ir, int32_t v, uint64_t n) {
+    return v >= 0 && ir->vals[v].is_const && ir->vals[v].dtype == MLRT_I64 && ir->vals[v].count == n ? ir->vals[v].data : NULL;
+}
+
+static void test_onnx_import_opset_rules(void) {
+    mlrt__ir_graph ir;
+    mlrt_error e;
+    /* Clip before 11: min and max attributes become constant inputs 1 and 2 */
+    bytes a[4] = {attr_float("min", -1.0f), attr_float("max", 2.5f)};
+    bytes n = mk_node("Clip", "x", "y", a, 2);
+    CHECK_INT(import(mk_model(10, &n, 1, false), &ir, &e), MLRT_OK);
+    CHECK(ir.n_ops == 1 && ir.ops[0].kind == MLRT__OP_ACT && ir.ops[0].p.act.fn == MLRT__FN_CLIP && ir.ops[0].n_in == 3);
+    CHECK(const_f32(&ir, ir.ops[0].in[1]) && const_f32(&ir, ir.ops[0].in[1])[0] == -1.0f);
+    CHECK(const_f32(&ir, ir.ops[0].in[2]) && const_f32(&ir, ir.ops[0].in[2])[0] == 2.5f);
+    CHECK_STR(ir.ops[0].type, "Clip");
+    mlrt__ir_graph_free(&ir);
+    /* Pad before 11: pads and value; Slice before 10: starts, ends, axes; Squeeze before 13: axes */
+    static const int64_t pads[8] = {0, 0, 1, 1, 0, 0, 1, 1}, starts[1] = {1}, ends[1] = {3}, axes[1] = {2}, sq[1] = {0};
+    bytes nodes[3];
+    a[0] = attr_ints("pads", pads, 8), a[1] = attr_float("value", 0.25f), a[2] = attr_str("mode", "constant");
+    nodes[0] = mk_node("Pad", "x", "p", a, 3);
+    a[0] = attr_ints("starts", starts, 1), a[1] = attr_ints("ends", ends, 1), a[2] = attr_ints("axes", axes, 1);
+    nodes[1] = mk_node("Slice", "p", "s", a, 3);
+    a[0] = attr_ints("axes", sq, 1);
+    nodes[2] = mk_node("Unsqueeze", "s", "y", a, 1);
+    CHECK_INT(import(mk_model(9, nodes, 3, false), &ir, &e), MLRT_OK);
+    if (ir.n_ops == 3) {
+        CHECK(ir.ops[0].kind == MLRT__OP_PAD && ir.ops[0].n_in == 4 && ir.ops[0].in[3] < 0);
+        const int64_t *p = const_i64(&ir, ir.ops[0].in[1], 8);
+        CHECK(p && !memcmp(p, pads, sizeof pads));
+        CHECK(const_f32(&ir, ir.ops[0].in[2]) && const_f32(&ir, ir.ops[0].in[2])[0] == 0.25f);
+        CHECK(ir.ops[1].kind == MLRT__OP_SLICE && ir.ops[1].n_in == 5 && ir.ops[1].in[4] < 0);
+        CHECK(const_i64(&ir, ir.ops[1].in[1], 1) && const_i64(&ir, ir.ops[1].in[3], 1)[0] == 2);
+        CHECK(ir.ops[2].kind == MLRT__OP_UNSQUEEZE && const_i64(&ir, ir.ops[2].in[1], 1));
+    }
+    mlrt__ir_graph_free(&ir);
+    /* Softmax: axis 1 over the flattened rest before 13, -1 from 13 */
+    for (int opset = 12; opset <= 13; opset++) {
+        n = mk_node("Softmax", "x", "y", NULL, 0);
+        CHECK_INT(import(mk_model(opset, &n, 1, false), &ir, &e), MLRT_OK);
+        CHECK(ir.ops[0].kind == MLRT__OP_SOFTMAX);
+        CHECK_INT(ir.ops[0].p.softmax.axis, opset == 12 ? 1 : -1);
+        CHECK_INT(ir.ops[0].p.softmax.flatten, opset == 12);
+        mlrt__ir_graph_free(&ir);
+    }
+    /* Gelu from opset 20, approximate read by its name */
+    a[0] = attr_str("approximate", "tanh");
+    n = mk_node("Gelu", "x", "y", a, 1);
+    CHECK_INT(import(mk_model(20, &n, 1, false), &ir, &e), MLRT_OK);
+    CHECK(ir.ops[0].p.act.fn == MLRT__FN_GELU && ir.ops[0].p.act.approximate == 1);
+    mlrt__ir_graph_free(&ir);
+    n = mk_node("Gelu", "x", "y", NULL, 0);
+    CHECK_INT(import(mk_model(17, &n, 1, false), &ir, &e), MLRT_ERR_UNSUPPORTED);
+    CHECK_STR(e.message, "onnx: node 0 (Gelu ''): op Gelu (opset 17) is not one mlrt runs");
+    a[0] = attr_str("approximate", "erf");
+    n = mk_node("Gelu", "x", "y", a, 1);
+    CHECK_INT(import(mk_model(20, &n, 1, false), &ir, &e), MLRT_ERR_BAD_HEADER);
+    CHECK_CONTAINS(e.message, "approximate 'erf' is not one of none|tanh");
+    /* LayerNormalization from 17: axis, epsilon; scale and bias as inputs */
+    a[0] = attr_int("axis", 1), a[1] = attr_float("epsilon", 1e-3f), a[2] = attr_int("stash_type", 1);
+    n = mk_node("LayerNormalization", "x,w", "y", a, 3);
+    CHECK_INT(import(mk_model(17, &n, 1, false), &ir, &e), MLRT_OK);
+    CHECK(ir.ops[0].kind == MLRT__OP_LAYERNORM && ir.ops[0].p.norm.axis == 1 && ir.ops[0].p.norm.epsilon == 1e-3f);
+    CHECK(ir.ops[0].n_in == 3 && ir.ops[0].in[2] < 0);
+    mlrt__ir_graph_free(&ir);
+    n = mk_node("LayerNormalization", "x,w", "y", NULL, 0);
+    CHECK_INT(import(mk_model(16, &n, 1, false), &ir, &e), MLRT_ERR_UNSUPPORTED);
+    /* attributes of the wrong type, values off the list, modes mlrt does not run, a missing required one */
+    a[0] = attr_float("axis", 1.0f);
+    n = mk_node("Flatten", "x", "y", a, 1);
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_BAD_HEADER);
+    CHECK_STR(e.message, "onnx: node 0 (Flatten ''): attribute 'axis' has type 1, not INT");
+    static const int64_t k2[2] = {2, 2};
+    a[0] = attr_ints("kernel_shape", k2, 2), a[1] = attr_str("auto_pad", "SAME");
+    n = mk_node("MaxPool", "x", "y", a, 2);
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_BAD_HEADER);
+    CHECK_CONTAINS(e.message, "auto_pad 'SAME' is not one of NOTSET|SAME_UPPER|SAME_LOWER|VALID");
+    n = mk_node("MaxPool", "x", "y", NULL, 0);
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_BAD_HEADER);
+    CHECK_CONTAINS(e.message, "attribute 'kernel_shape' is required");
+    a[0] = attr_str("mode", "reflect");
+    n = mk_node("Pad", "x,w", "y", a, 1);
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "mode 'reflect'; mlrt runs constant only");
+    a[0] = attr_int("training_mode", 1);
+    n = mk_node("BatchNormalization", "x,w,w,w,w", "y", a, 1);
+    CHECK_INT(import(mk_model(15, &n, 1, false), &ir, &e), MLRT_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "training_mode = 1; mlrt runs inference");
+    a[0] = attr_int("to", 10); /* FLOAT16 */
+    n = mk_node("Cast", "x", "y", a, 1);
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_UNSUPPORTED);
+    n = mk_node("Relu", "x,w", "y", NULL, 0);
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_BAD_HEADER);
+    CHECK_STR(e.message, "onnx: node 0 (Relu ''): 2 inputs; the op takes 1 to 1");
+}
+
+static void test_onnx_import_values(void) {
+    mlrt__ir_graph ir;
+    mlrt_error e;
+    /* Constant nodes become constants (no op); symbolic dims are named, an unnamed one after its input */
+    static const int64_t v[3] = {7, -1, 2};
+    bytes a = attr_ints("value_ints", v, 3), nodes[2];
+    nodes[0] = mk_node("Constant", "", "c", &a, 1);
+    nodes[1] = mk_node("Reshape", "x,c", "y", NULL, 0);
+    CHECK_INT(import(mk_model(13, nodes, 2, true), &ir, &e), MLRT_OK);
+    CHECK_INT(ir.n_ops, 1);
+    CHECK(ir.ops[0].kind == MLRT__OP_RESHAPE && const_i64(&ir, ir.ops[0].in[1], 3)[0] == 7);
+    CHECK_STR(ir.format, "onnx");
+    CHECK_INT(ir.n_inputs, 1);
+    const mlrt__ir_value *x = &ir.vals[ir.inputs[0]];
+    CHECK_STR(x->name, "x");
+    CHECK(x->dtype == MLRT_F32 && x->rank == 4 && x->dims[0] < 0 && x->dims[1] < 0 && x->dims[2] == 4);
+    CHECK_INT(ir.n_syms, 2);
+    if (ir.n_syms == 2) {
+        CHECK_STR(ir.syms[MLRT__IR_SYM_OF(x->dims[0])], "batch");
+        CHECK_STR(ir.syms[MLRT__IR_SYM_OF(x->dims[1])], "x:1");
+    }
+    CHECK_CONTAINS(ir.facts_json, "\"ops\":{\"Constant\":1,\"Reshape\":1}");
+    mlrt__ir_graph_free(&ir);
+    /* an op of another domain */
+    bytes n = mk_node("Relu", "x", "y", NULL, 0);
+    pb_str(&n, 7, "com.microsoft");
+    CHECK_INT(import(mk_model(13, &n, 1, false), &ir, &e), MLRT_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "domain 'com.microsoft' (opset 13): mlrt runs ai.onnx ops only");
+}
+
 const test_case onnx_tests[] = {
     T(test_pb_vectors),
     T(test_pb_depth_limit),
     T(test_onnx_tiny_graph),
     T(test_onnx_zoo_if_present),
+    T(test_onnx_import_opset_rules),
+    T(test_onnx_import_values),
     {0},
 };

@@ -180,6 +180,19 @@ export function withInitializers(modelBytes, extra) {
   return out.finish();
 }
 
+/** The model with only its graph's first output: for graphs run as rows (predict), before model.run. */
+export function firstOutputOnly(modelBytes) {
+  const out = new PB();
+  for (const f of fields(modelBytes)) {
+    if (f.field !== 7) { out.raw(modelBytes.subarray(f.start, f.end)); continue; }
+    const g = new PB();
+    let outputs = 0;
+    for (const x of fields(f.bytes)) if (x.field !== 12 || outputs++ === 0) g.raw(f.bytes.subarray(x.start, x.end));
+    out.msg(7, g);
+  }
+  return out.finish();
+}
+
 /** Graph input and output names of a model: { inputs: [{name, elemType}], outputs, inits: Set }. */
 export function graphIO(modelBytes) {
   const dec = new TextDecoder();

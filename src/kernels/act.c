@@ -1,0 +1,174 @@
+/* kernels/act.c — elementwise activations: the one implementation that the dense kernels' epilogue
+ * (mlrt__activate, mlrt_activation) and the graph's elementwise ops (mlrt__act_apply) share, and
+ * exp, erf and GELU of our own.
+ *
+ * exp, erf, erfc and the two GELUs are evaluated in double from polynomials of our own and rounded
+ * once to float: IEEE double arithmetic (with -ffp-contract=off) gives the same bits in the
+ * SIMD128, scalar, WASI and native builds, which libm's erff / expf / tanhf do not promise. Each
+ * double is within about 1e-11 (relative) of the true value, so the float result is the true
+ * value rounded, or one ulp from it (tests/c/test_graph_kernels.c measures this over a dense
+ * sweep against double precision).
+ *   exp(a):   a = k ln2 + r, |r| <= ln2 / 2 (ln2 split in two so k * LN2_HI is exact), e^r by its
+ *             Taylor series to r^11 (error < 6e-15), times 2^k built from the exponent bits.
+ *   erf(t):   |t| < 1: t times the Taylor series in t^2 to t^26 (alternating: error < 7e-12);
+ *             t >= 1: 1 - erfc(t).
+ *   erfc(t):  t >= 1: exp(-t^2) f(1/t) / t, f a Chebyshev series fitted on [1, 3] and [3, 27]
+ *             (tools/onnx/fit_erfc.py: relative error < 1.1e-11); t < 1: 1 - erf(t).
+ *   gelu(x) = x Phi(x) = x erfc(-x / sqrt 2) / 2 (exact: no cancellation for x < 0);
+ *   gelu_tanh(x) = x (1 + tanh u) / 2 = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+ * Sigmoid, tanh, SiLU and softmax keep libm's expf / tanhf: their outputs keep the bits they had. */
+#include "kernels.h"
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ exp */
+
+#define LN2_HI 0x1.62e42fefa3000p-1   /* ln 2, its low 12 bits cleared: k * LN2_HI is exact for |k| < 2^11 */
+#define LN2_LO 0x1.3de6af278ece6p-42  /* ln 2 - LN2_HI */
+#define LOG2E 1.4426950408889634
+
+/* e^a in double, for the functions below: 0 under -708, +inf over 709, NaN for NaN. */
+__attribute__((noinline)) static double exp_d(double a) {
+    if (a != a) return a;
+    if (a > 709.0) return INFINITY;
+    if (a < -708.0) return 0.0;
+    const double shift = 0x1.8p52; /* adding it rounds to an integer (round to nearest) */
+    double k = (a * LOG2E + shift) - shift;
+    double r = (a - k * LN2_HI) - k * LN2_LO;
+    double p = 2.505210838544172e-08;
+    p = p * r + 2.755731922398589e-07;
+    p = p * r + 2.7557319223985893e-06;
+    p = p * r + 2.48015873015873e-05;
+    p = p * r + 0.0001984126984126984;
+    p = p * r + 0.001388888888888889;
+    p = p * r + 0.008333333333333333;
+    p = p * r + 0.041666666666666664;
+    p = p * r + 0.16666666666666666;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    uint64_t bits = (uint64_t)((int64_t)k + 1023) << 52; /* 2^k: k in [-1022, 1023] */
+    double scale;
+    memcpy(&scale, &bits, 8);
+    return p * scale;
+}
+
+__attribute__((noinline)) float mlrt__expf(float x) {
+    if (x > 88.8f) return INFINITY;
+    return (float)exp_d((double)x);
+}
+
+/* ------------------------------------------------------------------ erf, erfc */
+
+/* erf(t) / t = sum_n (2 / sqrt pi) (-1)^n t^2n / (n! (2n + 1)), n = 0..13: for |t| < 1 */
+static const double ERF_SERIES[14] = {
+    1.1283791670955126, -0.37612638903183754, 0.11283791670955126, -0.026866170645131252, 0.005223977625442188,
+    -0.0008548327023450853, 0.00012055332981789664, -1.492565035840625e-05, 1.6462114365889248e-06,
+    -1.6365844691234924e-07, 1.4807192815879218e-08, -1.2290555301717928e-09, 9.422759064650411e-11,
+    -6.7113668551641105e-12,
+};
+
+/* f(v) = t erfc(t) exp(t^2), v = 1/t, as Chebyshev series in u = (v - mid) / half (tools/onnx/fit_erfc.py) */
+/* t in [1, 3]: mid 2/3, half 1/3; worst relative error 1.09e-11 */
+static const double ERFC_LO[13] = {
+    0.48244359007358784, -0.05533301074747559, -4.197163977403922e-05,
+    0.0006121787001134692, -0.0001078144528812282, 1.105334442562809e-05,
+    -3.3413184519761624e-07, -1.5246361065043953e-07, 4.415808912152643e-08,
+    -7.496348843181224e-09, 8.568553519578808e-10, -3.611755514440273e-11,
+    -1.3040858242411116e-11,
+};
+/* t in [3, 27]: mid 5/27, half 4/27; worst relative error 4.80e-13 */
+static const double ERFC_HI[12] = {
+    0.5526834376415917, -0.013562150270444152, -0.0022858594917338094,
+    0.0001639685047531711, 5.769888354595744e-06, -1.8129073236947864e-06,
+    8.917256021802229e-08, 1.349111168656715e-08, -2.6002305751717053e-09,
+    8.896260572930801e-11, 3.2074535170788943e-11, -5.7456051750774874e-12,
+};
+
+/* sum_k c[k] T_k(u) (Clenshaw's recurrence) */
+static double chebyshev(const double *c, int n, double u) {
+    double b1 = 0.0, b2 = 0.0;
+    for (int k = n - 1; k >= 1; k--) {
+        double b0 = c[k] + 2.0 * u * b1 - b2;
+        b2 = b1, b1 = b0;
+    }
+    return c[0] + u * b1 - b2;
+}
+
+static double erf_small(double t) { /* |t| < 1 */
+    double z = t * t, p = ERF_SERIES[13];
+    for (int n = 12; n >= 0; n--) p = p * z + ERF_SERIES[n];
+    return t * p;
+}
+
+__attribute__((noinline)) static double erfc_large(double t) { /* t >= 1 */
+    if (t >= 27.0) return 0.0;
+    double v = 1.0 / t;
+    double f = t < 3.0 ? chebyshev(ERFC_LO, 13, (v - 2.0 / 3.0) * 3.0) : chebyshev(ERFC_HI, 12, (v - 5.0 / 27.0) * 6.75);
+    return exp_d(-(t * t)) * f * v;
+}
+
+static double erfc_d(double x) {
+    if (x >= 1.0) return erfc_large(x);
+    if (x > -1.0) return 1.0 - erf_small(x);
+    return 2.0 - erfc_large(-x); /* (NaN: here, and NaN) */
+}
+
+__attribute__((noinline)) float mlrt__erff(float x) {
+    double t = x;
+    if (t > -1.0 && t < 1.0) return (float)erf_small(t);
+    if (x != x) return x;
+    double e = 1.0 - erfc_large(fabs(t));
+    return (float)(x < 0 ? -e : e);
+}
+
+/* ------------------------------------------------------------------ GELU */
+
+__attribute__((noinline)) float mlrt__gelu(float x) {
+    if (x < -30.0f) return -0.0f; /* x Phi(x) underflows; -inf too */
+    double t = x;
+    return (float)(0.5 * t * erfc_d(-t * 0.7071067811865476));
+}
+
+__attribute__((noinline)) float mlrt__gelu_tanh(float x) {
+    if (x < -30.0f) return -0.0f;
+    double t = x, u = 0.7978845608028654 * (t + 0.044715 * (t * t * t));
+    return (float)(t / (1.0 + exp_d(-2.0 * u)));
+}
+
+/* ------------------------------------------------------------------ the activations */
+
+static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+
+__attribute__((noinline)) void mlrt__act_apply(const mlrt__act *a, const float *x, float *y, size_t n) {
+    const float alpha = a->alpha, lo = a->lo, hi = a->hi;
+    /* hot loops: one per function */
+    switch (a->kind) {
+    case MLRT__ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
+    case MLRT__ACT_LEAKY_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; break;
+    case MLRT__ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = sigmoid(x[i]); break;
+    case MLRT__ACT_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
+    case MLRT__ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = x[i] * sigmoid(x[i]); break;
+    case MLRT__ACT_GELU: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu(x[i]); break;
+    case MLRT__ACT_GELU_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu_tanh(x[i]); break;
+    case MLRT__ACT_ERF: for (size_t i = 0; i < n; i++) y[i] = mlrt__erff(x[i]); break;
+    case MLRT__ACT_CLIP: for (size_t i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i]; break;
+    default: if (x != y) memmove(y, x, n * sizeof *y); break; /* identity */
+    }
+}
+
+/* softmax over y [n] in place */
+static void softmax(float *y, size_t n) {
+    float m = y[0], s = 0.0f;
+    for (size_t i = 1; i < n; i++) m = y[i] > m ? y[i] : m;
+    for (size_t i = 0; i < n; i++) { y[i] = expf(y[i] - m); s += y[i]; }
+    float inv = 1.0f / s;
+    for (size_t i = 0; i < n; i++) y[i] *= inv;
+}
+
+__attribute__((noinline)) void mlrt__activate(mlrt_activation act, float *y, size_t n) {
+    if (act == MLRT_ACT_IDENTITY || act >= MLRT_ACT_COUNT_) return;
+    if (act == MLRT_ACT_SOFTMAX) { softmax(y, n); return; }
+    mlrt__act a = {(mlrt__act_kind)act, 0.01f, 0.0f, 0.0f}; /* (LeakyReLU's slope as the dense layers use it) */
+    mlrt__act_apply(&a, y, y, n);
+}
