@@ -135,4 +135,9 @@ typedef struct mlrt__vec {
 } mlrt__vec;
 bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
 
+/* ---- sorting (base/sort.c) ---- */
+/* Sorts n elements of `size` bytes at base by cmp (heapsort: O(n log n), no recursion, not stable),
+ * as qsort does; ours, so that the wasm builds carry no libc sort. */
+void mlrt__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

@@ -175,7 +175,7 @@ static mlrt_status check_duplicates(parser *p, const mlrt__json *obj) {
     if (!m) return oom(p);
     size_t i = 0;
     for (const mlrt__json *c = obj->child; c; c = c->next) m[i++] = c;
-    qsort(m, obj->count, sizeof *m, cmp_members);
+    mlrt__sort(m, obj->count, sizeof *m, cmp_members);
     mlrt_status st = MLRT_OK;
     for (i = 1; i < obj->count; i++) {
         if (cmp_members(&m[i - 1], &m[i]) == 0) {

@@ -280,7 +280,7 @@ static int by_key(const void *a, const void *b) {
 }
 
 static mlrt_status duplicates(mp *m, key_ref *keys, size_t count) {
-    qsort(keys, count, sizeof *keys, by_key);
+    mlrt__sort(keys, count, sizeof *keys, by_key);
     for (size_t i = 1; i < count; i++)
         if (by_key(&keys[i - 1], &keys[i]) == 0)
             return mlrt__fail(m->err, MLRT_ERR_DUPLICATE_KEY, "%s: duplicate key '%.*s' at byte %zu", m->what,

@@ -365,7 +365,7 @@ static mlrt_status make_classes(parse *p, mlrt_error *err) {
     uint32_t u = 0;
     for (uint32_t j = 0; j < set.cap; j++)
         if (set.used[j]) classes[u++] = set.key[j];
-    qsort(classes, u, sizeof *classes, cmp_u32);
+    mlrt__sort(classes, u, sizeof *classes, cmp_u32);
     for (uint32_t c = 0; c < u; c++) set.index[label_slot(&set, classes[c]) - set.key] = c;
     for (uint32_t i = 0; i < f->n_nodes; i++)
         if (f->nodes[i].left == i) f->nodes[i].v.cls = set.index[label_slot(&set, f->nodes[i].v.cls) - set.key];

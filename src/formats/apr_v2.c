@@ -251,15 +251,9 @@ static mlrt_status read_index(const uint8_t *b, size_t n, const header *h, mlrt_
     return check_padding(b, c.pos, c.end, "tensor index", err);
 }
 
-static int by_begin(const void *a, const void *b) {
-    const mlrt__tensor *x = a, *y = b;
-    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
-    return x->end < y->end ? -1 : x->end > y->end; /* empty tensors first at equal begin */
-}
-
 /* Into file order (ascending begin); no two tensors may share a byte. */
 static mlrt_status check_overlaps(mlrt__tensorset *ts, mlrt_error *err) {
-    qsort(ts->tensors, ts->count, sizeof *ts->tensors, by_begin);
+    mlrt__sort(ts->tensors, ts->count, sizeof *ts->tensors, mlrt__tensor_cmp_begin);
     for (size_t i = 1; i < ts->count; i++) {
         const mlrt__tensor *a = &ts->tensors[i - 1], *t = &ts->tensors[i];
         if (t->begin < a->end)

@@ -121,7 +121,7 @@ static mlrt_status read_user_metadata(cursor *c, mlrt__tensorset *ts) {
     const mlrt__kv **v = malloc(n * sizeof *v);
     if (!v) return mlrt__fail(c->err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
     for (size_t i = 0; i < n; i++) v[i] = &ts->meta[i];
-    qsort(v, n, sizeof *v, by_key);
+    mlrt__sort(v, n, sizeof *v, by_key);
     for (size_t i = 1; i < n && !st; i++)
         if (by_key(&v[i - 1], &v[i]) == 0)
             st = mlrt__fail(c->err, MLRT_ERR_DUPLICATE_KEY, FMT ": duplicate metadata key '%s'", v[i]->key);
@@ -141,7 +141,7 @@ static mlrt_status check_unique_names(cursor *c, mlrt__tensorset *ts) {
     mlrt__tensor **v = malloc(ts->count * sizeof *v);
     if (!v) return mlrt__fail(c->err, MLRT_ERR_OUT_OF_MEMORY, FMT ": out of memory");
     for (size_t i = 0; i < ts->count; i++) v[i] = &ts->tensors[i];
-    qsort(v, ts->count, sizeof *v, by_name);
+    mlrt__sort(v, ts->count, sizeof *v, by_name);
     mlrt_status st = MLRT_OK;
     for (size_t i = 1; i < ts->count && !st; i++)
         if (by_name(&v[i - 1], &v[i]) == 0)

@@ -9,6 +9,8 @@
 /* ---- tensor files (formats/tensorset.c, safetensors.c, bintensors.c, apr_v2.c) ---- */
 /* Checks shape product -> bytes (mlrt__dtype_bytes) == end - begin, with overflow checks. fmt_name: "safetensors". */
 mlrt_status mlrt__tensor_check_span(const mlrt__tensor *t, const char *fmt_name, mlrt_error *err);
+/* The order of tensors in a file: by begin, then end, then name (for mlrt__sort). */
+int mlrt__tensor_cmp_begin(const void *a, const void *b);
 /* Sorts by begin and checks the ranges tile [0, data_len) exactly (offsets relative to data start). */
 mlrt_status mlrt__tensorset_check_layout(mlrt__tensorset *ts, uint64_t data_len, const char *fmt_name,
                                         mlrt_error *err);

@@ -341,7 +341,7 @@ static mlrt_status pytorch_mlp(ctx *c) {
                              c->fmt, t->name);
         refs[k].b = t;
     }
-    qsort(refs, n, sizeof *refs, cmp_refs);
+    mlrt__sort(refs, n, sizeof *refs, cmp_refs);
     return build_mlp(c, refs, n);
 }
 

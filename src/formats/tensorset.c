@@ -26,10 +26,11 @@ mlrt_status mlrt__tensor_check_span(const mlrt__tensor *t, const char *fmt_name,
     return MLRT_OK;
 }
 
-static int by_begin(const void *a, const void *b) {
+int mlrt__tensor_cmp_begin(const void *a, const void *b) {
     const mlrt__tensor *x = a, *y = b;
     if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
-    return x->end < y->end ? -1 : x->end > y->end; /* empty tensors first at equal begin */
+    if (x->end != y->end) return x->end < y->end ? -1 : 1; /* empty tensors first at equal begin */
+    return strcmp(x->name, y->name); /* then by name: the order messages name them in, whatever the sort */
 }
 
 mlrt_status mlrt__tensorset_check_layout(mlrt__tensorset *ts, uint64_t data_len, const char *fmt_name,
@@ -40,7 +41,7 @@ mlrt_status mlrt__tensorset_check_layout(mlrt__tensorset *ts, uint64_t data_len,
             return mlrt__fail(err, MLRT_ERR_BAD_OFFSETS, "%s: tensor '%s' data_offsets [%zu, %zu) end before they begin",
                              fmt_name, t->name, t->begin, t->end);
     }
-    qsort(ts->tensors, ts->count, sizeof *ts->tensors, by_begin);
+    mlrt__sort(ts->tensors, ts->count, sizeof *ts->tensors, mlrt__tensor_cmp_begin);
     size_t pos = 0;
     for (size_t i = 0; i < ts->count; i++) {
         const mlrt__tensor *t = &ts->tensors[i];
