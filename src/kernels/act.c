@@ -16,7 +16,11 @@
  *             (tools/onnx/fit_erfc.py: relative error < 1.1e-11); t < 1: 1 - erf(t).
  *   gelu(x) = x Phi(x) = x erfc(-x / sqrt 2) / 2 (exact: no cancellation for x < 0);
  *   gelu_tanh(x) = x (1 + tanh u) / 2 = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
- * Sigmoid, tanh, SiLU and softmax keep libm's expf / tanhf: their outputs keep the bits they had. */
+ *   expm1(a): |a| < 0.35: a times the same series less its constant term (no cancellation); else e^a - 1.
+ *   tanh(x) = expm1(2x) / (expm1(2x) + 2); sigmoid(x) = 1 / (1 + e^-x); log(s) (LogSoftmax) =
+ *             k ln2 + 2 atanh((m - 1) / (m + 1)), s = m 2^k with m in [sqrt(1/2), sqrt 2).
+ * So sigmoid, tanh, SiLU and softmax give the same bits in every build too (libm's expf, tanhf and
+ * logf, which they used before, gave the true value rounded or one ulp from it, build by build). */
 #include "kernels.h"
 #include <math.h>
 #include <string.h>
@@ -56,6 +60,50 @@ __attribute__((noinline)) static double exp_d(double a) {
 __attribute__((noinline)) float mlrt__expf(float x) {
     if (x > 88.8f) return INFINITY;
     return (float)exp_d((double)x);
+}
+
+/* e^a - 1 in double, without cancellation near 0. */
+static double expm1_d(double a) {
+    if (!(a > -0.35 && a < 0.35)) return exp_d(a) - 1.0;
+    double p = 2.505210838544172e-08; /* exp_d's series from r^11 down to r^1, divided by r */
+    p = p * a + 2.755731922398589e-07;
+    p = p * a + 2.7557319223985893e-06;
+    p = p * a + 2.48015873015873e-05;
+    p = p * a + 0.0001984126984126984;
+    p = p * a + 0.001388888888888889;
+    p = p * a + 0.008333333333333333;
+    p = p * a + 0.041666666666666664;
+    p = p * a + 0.16666666666666666;
+    p = p * a + 0.5;
+    p = p * a + 1.0;
+    return a * p;
+}
+
+__attribute__((noinline)) float mlrt__tanhf(float x) {
+    if (x > 10.0f) return 1.0f; /* (tanh(10) rounds to 1 in float) */
+    if (x < -10.0f) return -1.0f;
+    double e = expm1_d(2.0 * (double)x);
+    return (float)(e / (e + 2.0));
+}
+
+__attribute__((noinline)) float mlrt__sigmoidf(float x) { return (float)(1.0 / (1.0 + exp_d(-(double)x))); }
+
+/* log(s) for s > 0 finite, in double: s = m 2^k, m in [sqrt(1/2), sqrt 2), log m = 2 atanh(z), z = (m - 1) / (m + 1),
+ * |z| < 0.172: the series to z^25 (error < 1e-20). */
+__attribute__((noinline)) float mlrt__logf(float s) {
+    if (!(s > 0.0f)) return s == 0.0f ? -INFINITY : NAN;
+    if (s == INFINITY) return s;
+    double m = s;
+    int k = 0;
+    uint64_t bits;
+    memcpy(&bits, &m, 8);
+    k = (int)((bits >> 52) & 0x7ff) - 1023;                 /* (a float is never subnormal in double) */
+    bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull; /* m in [1, 2) */
+    memcpy(&m, &bits, 8);
+    if (m > 1.4142135623730951) m *= 0.5, k++;
+    double z = (m - 1.0) / (m + 1.0), z2 = z * z, p = 1.0 / 25;
+    for (int n = 23; n >= 1; n -= 2) p = p * z2 + 1.0 / n;
+    return (float)((double)k * 0.6931471805599453 + 2.0 * z * p);
 }
 
 /* ------------------------------------------------------------------ erf, erfc */
@@ -138,17 +186,15 @@ __attribute__((noinline)) float mlrt__gelu_tanh(float x) {
 
 /* ------------------------------------------------------------------ the activations */
 
-static inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
-
 __attribute__((noinline)) void mlrt__act_apply(const mlrt__act *a, const float *x, float *y, size_t n) {
     const float alpha = a->alpha, lo = a->lo, hi = a->hi;
     /* hot loops: one per function */
     switch (a->kind) {
     case MLRT__ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
     case MLRT__ACT_LEAKY_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; break;
-    case MLRT__ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = sigmoid(x[i]); break;
-    case MLRT__ACT_TANH: for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]); break;
-    case MLRT__ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = x[i] * sigmoid(x[i]); break;
+    case MLRT__ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = mlrt__sigmoidf(x[i]); break;
+    case MLRT__ACT_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__tanhf(x[i]); break;
+    case MLRT__ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = x[i] * mlrt__sigmoidf(x[i]); break;
     case MLRT__ACT_GELU: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu(x[i]); break;
     case MLRT__ACT_GELU_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu_tanh(x[i]); break;
     case MLRT__ACT_ERF: for (size_t i = 0; i < n; i++) y[i] = mlrt__erff(x[i]); break;
@@ -161,7 +207,7 @@ __attribute__((noinline)) void mlrt__act_apply(const mlrt__act *a, const float *
 static void softmax(float *y, size_t n) {
     float m = y[0], s = 0.0f;
     for (size_t i = 1; i < n; i++) m = y[i] > m ? y[i] : m;
-    for (size_t i = 0; i < n; i++) { y[i] = expf(y[i] - m); s += y[i]; }
+    for (size_t i = 0; i < n; i++) { y[i] = mlrt__expf(y[i] - m); s += y[i]; }
     float inv = 1.0f / s;
     for (size_t i = 0; i < n; i++) y[i] *= inv;
 }

@@ -134,6 +134,9 @@ typedef struct mlrt__act {
 void mlrt__act_apply(const mlrt__act *a, const float *x, float *y, size_t n);
 /* Ours, the same bits in every build (kernels/act.c): the true value rounded, or one ulp from it. */
 float mlrt__expf(float x);
+float mlrt__tanhf(float x);
+float mlrt__sigmoidf(float x);  /* 1 / (1 + e^-x) */
+float mlrt__logf(float s);      /* s > 0 (LogSoftmax's sum) */
 float mlrt__erff(float x);
 float mlrt__gelu(float x);       /* x Phi(x): exact GELU */
 float mlrt__gelu_tanh(float x);  /* GELU's tanh approximation */

@@ -59,12 +59,12 @@ void mlrt__softmax(const float *x, float *y, size_t outer, size_t n, size_t inne
             const float *xs = x + o * n * inner + i;
             float *ys = y + o * n * inner + i, m = xs[0], s = 0.0f;
             for (size_t k = 1; k < n; k++) m = xs[k * inner] > m ? xs[k * inner] : m;
-            for (size_t k = 0; k < n; k++) s += expf(xs[k * inner] - m);
+            for (size_t k = 0; k < n; k++) s += mlrt__expf(xs[k * inner] - m);
             if (log) {
-                float ls = logf(s);
+                float ls = mlrt__logf(s);
                 for (size_t k = 0; k < n; k++) ys[k * inner] = xs[k * inner] - m - ls;
             } else {
-                for (size_t k = 0; k < n; k++) ys[k * inner] = expf(xs[k * inner] - m) / s;
+                for (size_t k = 0; k < n; k++) ys[k * inner] = mlrt__expf(xs[k * inner] - m) / s;
             }
         }
 }

@@ -42,6 +42,8 @@ static int64_t sweep(float (*f)(float), double (*ref)(double), float lo, float h
     return worst;
 }
 
+static double ref_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
 static void test_graph_math_within_an_ulp(void) {
     float at = 0;
     int64_t w = sweep(mlrt__erff, erf, -6.0f, 6.0f, 97, &at);
@@ -52,7 +54,25 @@ static void test_graph_math_within_an_ulp(void) {
     CHECK_MSG(w <= 1, "gelu (tanh): %lld ulps at %a", (long long)w, (double)at);
     w = sweep(mlrt__expf, exp, -104.0f, 88.7f, 97, &at);
     CHECK_MSG(w <= 1, "exp: %lld ulps at %a", (long long)w, (double)at);
+    w = sweep(mlrt__tanhf, tanh, -12.0f, 12.0f, 97, &at);
+    CHECK_MSG(w <= 1, "tanh: %lld ulps at %a", (long long)w, (double)at);
+    w = sweep(mlrt__sigmoidf, ref_sigmoid, -104.0f, 90.0f, 97, &at);
+    CHECK_MSG(w <= 1, "sigmoid: %lld ulps at %a", (long long)w, (double)at);
+    w = sweep(mlrt__logf, log, 0x1p-126f, 0x1p127f, 97, &at);
+    CHECK_MSG(w <= 1, "log: %lld ulps at %a", (long long)w, (double)at);
     /* the edges: exact values, limits, NaN */
+    CHECK_BITS(mlrt__tanhf(0.0f), 0.0f);
+    CHECK_BITS(mlrt__tanhf(-0.0f), -0.0f);
+    CHECK_BITS(mlrt__tanhf(1e-30f), 1e-30f);
+    CHECK_BITS(mlrt__tanhf(INFINITY), 1.0f);
+    CHECK_BITS(mlrt__tanhf(-INFINITY), -1.0f);
+    CHECK_BITS(mlrt__sigmoidf(0.0f), 0.5f);
+    CHECK_BITS(mlrt__sigmoidf(-INFINITY), 0.0f);
+    CHECK_BITS(mlrt__sigmoidf(INFINITY), 1.0f);
+    CHECK_BITS(mlrt__logf(1.0f), 0.0f);
+    CHECK_BITS(mlrt__logf(0.0f), -INFINITY);
+    CHECK_BITS(mlrt__logf(INFINITY), INFINITY);
+    CHECK(isnan(mlrt__tanhf(NAN)) && isnan(mlrt__sigmoidf(NAN)) && isnan(mlrt__logf(NAN)) && isnan(mlrt__logf(-1.0f)));
     CHECK_BITS(mlrt__erff(0.0f), 0.0f);
     CHECK_BITS(mlrt__erff(-0.0f), -0.0f);
     CHECK_BITS(mlrt__erff(10.0f), 1.0f);
