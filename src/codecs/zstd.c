@@ -117,7 +117,7 @@ typedef struct bitrev {
 } bitrev;
 
 /* Afterwards avail >= 57 or the whole stream is loaded: up to 57 bits may be read. */
-static inline void br_refill(bitrev *b) {
+static inline __attribute__((always_inline)) void br_refill(bitrev *b) {
     if (b->avail > 56 || b->avail < 0) return;
     if (b->p - b->begin >= 8) {
         b->bits |= mlrt__rd_u64(b->p - 8) >> b->avail;
@@ -132,7 +132,7 @@ static inline void br_refill(bitrev *b) {
     }
 }
 
-static inline uint64_t br_read(bitrev *b, unsigned n) { /* n <= 57 after a refill */
+static inline __attribute__((always_inline)) uint64_t br_read(bitrev *b, unsigned n) { /* n <= 57 after a refill */
     uint64_t v = (b->bits >> 1) >> (63 - n);
     b->bits <<= n;
     b->avail -= (int)n;
@@ -331,7 +331,7 @@ static mlrt_status read_huffman_tree(zdec *d, size_t at, size_t end, size_t *use
 
 /* ------------------------------------------------------------------ Huffman streams */
 
-static inline uint8_t huf_symbol(bitrev *b, const huf_cell *t, unsigned shift) {
+static inline __attribute__((always_inline)) uint8_t huf_symbol(bitrev *b, const huf_cell *t, unsigned shift) {
     huf_cell c = t[b->bits >> shift];
     b->bits <<= c.nbits;
     b->avail -= c.nbits;
@@ -502,7 +502,7 @@ static mlrt_status read_seq_table(zdec *d, size_t *at, size_t end, unsigned mode
 }
 
 /* Copies a match of len bytes from offset back; the caller checked both ranges. */
-static inline void copy_match(uint8_t *dst, size_t offset, size_t len, size_t room) {
+static inline __attribute__((always_inline)) void copy_match(uint8_t *dst, size_t offset, size_t len, size_t room) {
     const uint8_t *src = dst - offset;
     if (offset >= 16 && room >= len + 15) {
         /* hot loop: 16-byte chunks, each reading only bytes already written */
@@ -776,8 +776,8 @@ mlrt_status mlrt__zstd_decode(const uint8_t *in, size_t in_len, uint8_t *out, si
 #define P4 0x85EBCA77C2B2AE63ull
 #define P5 0x27D4EB2F165667C5ull
 
-static inline uint64_t rotl64(uint64_t x, unsigned r) { return x << r | x >> (64 - r); }
-static inline uint64_t xx_round(uint64_t acc, uint64_t lane) { return rotl64(acc + lane * P2, 31) * P1; }
+static inline __attribute__((always_inline)) uint64_t rotl64(uint64_t x, unsigned r) { return x << r | x >> (64 - r); }
+static inline __attribute__((always_inline)) uint64_t xx_round(uint64_t acc, uint64_t lane) { return rotl64(acc + lane * P2, 31) * P1; }
 static inline uint64_t xx_merge(uint64_t h, uint64_t v) { return (h ^ xx_round(0, v)) * P1 + P4; }
 
 uint64_t mlrt__xxh64(const uint8_t *p, size_t n, uint64_t seed) {
