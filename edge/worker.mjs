@@ -34,6 +34,7 @@ const DRAIN_CAP_BYTES = 64 << 20;
 // ... and while the client keeps sending: a pause this long ends the drain (a client that declared
 // more than it sends, or waits for the answer first) and the answer says Connection: close.
 const DRAIN_IDLE_MS = 1000;
+const DRAIN_RECHECK_MS = 100;
 const MAX_BATCH = 1024;
 const MAX_MODEL_BYTES = 64 << 20;
 const MODEL_FETCH_TIMEOUT_MS = 15000;
@@ -380,7 +381,13 @@ async function drain(request, reader) {
   const idle = () => new Promise((resolve) => { timer = setTimeout(() => resolve(null), DRAIN_IDLE_MS); });
   try {
     for (;;) {
-      const chunk = await Promise.race([reader.read(), idle()]);
+      const read = reader.read();
+      let chunk = await Promise.race([read, idle()]);
+      clearTimeout(timer);
+      // After a stall of the isolate the pause and the data can be ready together, and the timer may
+      // win the race: look once more, briefly, before calling it a pause (closing with unread bytes
+      // resets the connection under the client).
+      if (chunk === null) chunk = await Promise.race([read, new Promise((resolve) => { timer = setTimeout(() => resolve(null), DRAIN_RECHECK_MS); })]);
       clearTimeout(timer);
       if (chunk === null) break; // the client stopped sending
       if (chunk.done) return true;
