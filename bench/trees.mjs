@@ -10,7 +10,7 @@
 import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { forestToOnnx } from './onnx.mjs';
 import { kmeansPayload, randomForestPayload, writeAprV1 } from '../tools/apr/writer.mjs';
 import { prng as rng } from './weights.mjs';
@@ -50,7 +50,7 @@ function toNested(t, n = 0) { // for the .apr writer
     : { feature: t.feature[n], threshold: t.threshold[n], left: toNested(t, t.left[n]), right: toNested(t, t.right[n]) };
 }
 
-function makeModels() {
+export function makeModels() {
   const r = rng(7);
   const trees = Array.from({ length: FOREST.trees }, () => randomTree(r, FOREST.depth, FOREST.features, FOREST.classes));
   const apr = writeAprV1({ modelType: 'RandomForest', payload: randomForestPayload({
@@ -250,6 +250,6 @@ async function main() {
 
 if (argv[0] === '--child') {
   child(argv[1], JSON.parse(argv[2])).then((r) => { process.send(r); process.exit(0); }, (e) => { console.error(String(e?.stack ?? e)); process.exit(1); });
-} else {
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   main();
 }

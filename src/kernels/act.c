@@ -188,18 +188,21 @@ __attribute__((noinline)) float mlrt__gelu_tanh(float x) {
 
 __attribute__((noinline)) void mlrt__act_apply(const mlrt__act *a, const float *x, float *y, size_t n) {
     const float alpha = a->alpha, lo = a->lo, hi = a->hi;
+    /* In place, on y alone: a loop reading x and writing y vectorizes only behind a check that they do
+     * not overlap, which fails when x == y (the fused epilogues), and then runs scalar. */
+    if (x != y) memmove(y, x, n * sizeof *y);
     /* hot loops: one per function */
     switch (a->kind) {
-    case MLRT__ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
-    case MLRT__ACT_LEAKY_RELU: for (size_t i = 0; i < n; i++) y[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; break;
-    case MLRT__ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = mlrt__sigmoidf(x[i]); break;
-    case MLRT__ACT_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__tanhf(x[i]); break;
-    case MLRT__ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = x[i] * mlrt__sigmoidf(x[i]); break;
-    case MLRT__ACT_GELU: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu(x[i]); break;
-    case MLRT__ACT_GELU_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu_tanh(x[i]); break;
-    case MLRT__ACT_ERF: for (size_t i = 0; i < n; i++) y[i] = mlrt__erff(x[i]); break;
-    case MLRT__ACT_CLIP: for (size_t i = 0; i < n; i++) y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i]; break;
-    default: if (x != y) memmove(y, x, n * sizeof *y); break; /* identity */
+    case MLRT__ACT_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f; break;
+    case MLRT__ACT_LEAKY_RELU: for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0.0f ? y[i] : alpha * y[i]; break;
+    case MLRT__ACT_SIGMOID: for (size_t i = 0; i < n; i++) y[i] = mlrt__sigmoidf(y[i]); break;
+    case MLRT__ACT_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__tanhf(y[i]); break;
+    case MLRT__ACT_SILU: for (size_t i = 0; i < n; i++) y[i] = y[i] * mlrt__sigmoidf(y[i]); break;
+    case MLRT__ACT_GELU: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu(y[i]); break;
+    case MLRT__ACT_GELU_TANH: for (size_t i = 0; i < n; i++) y[i] = mlrt__gelu_tanh(y[i]); break;
+    case MLRT__ACT_ERF: for (size_t i = 0; i < n; i++) y[i] = mlrt__erff(y[i]); break;
+    case MLRT__ACT_CLIP: for (size_t i = 0; i < n; i++) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i]; break;
+    default: break; /* identity */
     }
 }
 
