@@ -239,7 +239,7 @@ fuzz-decompress: build/fuzz/fuzz_lz4 build/fuzz/fuzz_zstd build/decompress/manif
 	    -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -artifact_prefix=build/fuzz/artifacts/fuzz_zstd/
 
 # ---- the web demo: models the trainer made, served by web/server.mjs ----
-# the demo's digit CNN: trained and exported by tools/onnx/export_zoo.py, committed with the zoo
+# the demo's digit CNN: trained and exported by tests/gen/onnx_zoo.py, committed with the zoo
 build/models/digit-cnn.onnx: tests/onnx/zoo/digit-cnn.onnx
 	@mkdir -p build/models
 	cp $< $@

@@ -1,8 +1,8 @@
 // ONNX, tested against the real thing:
-//  - the zoo: PyTorch 1.13 exports (tools/onnx/export_zoo.py) must match PyTorch's own outputs,
+//  - the zoo: PyTorch 1.13 exports (tests/gen/onnx_zoo.py) must match PyTorch's own outputs,
 //    in the SIMD128, scalar, native and WASI builds, and a batch must give each row's bits;
 //  - ONNX's backend node tests (Debian's libonnx-testdata, and tests/onnx/node for the ops it predates:
-//    Gelu, made by tools/onnx/gen_node_tests.py as ONNX makes them) for every op mlrt claims;
+//    Gelu, made by tests/gen/onnx_node_tests.py as ONNX makes them) for every op mlrt claims;
 //  - onnxruntime-web as an oracle on random graphs of the op set (the seed is printed);
 //  - the malformed matrix: every class of broken file refused with its code;
 //  - detection: no other format's file reads as ONNX, and no ONNX file as another format.

@@ -1,7 +1,7 @@
 /* test_graph.c — the graph family apart from ONNX: the kernels it runs (erf, GELU and exp against
  * double precision over dense sweeps, LayerNorm, broadcasting), the one implementation of
  * activations, the op table, a graph built in C with no file format at all, the graphs of several
- * inputs and outputs, int64 inputs and a varying sequence length that tools/onnx/gen_graphs.py made
+ * inputs and outputs, int64 inputs and a varying sequence length that tests/gen/onnx_graphs.py made
  * with onnx and numpy (tests/onnx/graphs), and a file whose activations are huge loading in time
  * proportional to the file. */
 #include "builders.h"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""export_zoo.py — exports mlrt's ONNX test zoo with PyTorch, and records PyTorch's own outputs.
+"""onnx_zoo.py — exports mlrt's ONNX test zoo with PyTorch, and records PyTorch's own outputs.
 
-    /usr/bin/python3 tools/onnx/export_zoo.py [OUT_DIR]      (default: tests/onnx/zoo)
+    /usr/bin/python3 tests/gen/onnx_zoo.py [OUT_DIR]      (default: tests/onnx/zoo)
 
 Needs Debian's python3-torch (1.13) and python3-onnx (1.12); `make test` does not: the outputs are
 committed. For each model NAME it writes
@@ -246,7 +246,7 @@ def main():
         acc, xte = train_digit_cnn(cnn)
         zoo.append(export('digit-cnn', cnn, (1, 28, 28), 16, 13, 'the demo digit CNN (trained on the MNIST split)', inputs=xte[:16]))
         digit = {'heldOutAccuracy': round(acc, 4), 'testDigits': int(len(xte))}
-    manifest = {'generator': 'tools/onnx/export_zoo.py', 'torch': torch.__version__, 'onnx': onnx.__version__,
+    manifest = {'generator': 'tests/gen/onnx_zoo.py', 'torch': torch.__version__, 'onnx': onnx.__version__,
                 'numpy': np.__version__, 'tolerance': 'max |mlrt - torch| <= atol + rtol * |torch|',
                 'digitCnn': digit, 'models': zoo}
     with open(os.path.join(OUT, 'manifest.json'), 'w') as f:

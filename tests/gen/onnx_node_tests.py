@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""gen_node_tests.py — ONNX's backend node tests for Gelu (opset 20), which Debian's libonnx-testdata
+"""onnx_node_tests.py — ONNX's backend node tests for Gelu (opset 20), which Debian's libonnx-testdata
 (ONNX 1.12) predates: test_gelu_default_1/2 and test_gelu_tanh_1/2, made as ONNX's own test case
 (onnx/backend/test/case/node/gelu.py) makes them — the same node, inputs and numpy formulas — in the
 same layout (NAME/model.onnx, NAME/test_data_set_0/input_0.pb, output_0.pb), with a seeded random input
 in place of ONNX's unseeded one.
 
-    /usr/bin/python3 tools/onnx/gen_node_tests.py [OUT_DIR]     (default: tests/onnx/node)
+    /usr/bin/python3 tests/gen/onnx_node_tests.py [OUT_DIR]     (default: tests/onnx/node)
 """
 import math
 import os

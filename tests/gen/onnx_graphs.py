@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""gen_graphs.py — graphs of several inputs and outputs, int64 inputs and a varying sequence length,
+"""onnx_graphs.py — graphs of several inputs and outputs, int64 inputs and a varying sequence length,
 built with onnx.helper and checked by onnx.checker, with their expected outputs computed here by
 numpy (an implementation independent of mlrt's), for tests/c/test_graph.c.
 
-    /usr/bin/python3 tools/onnx/gen_graphs.py [OUT_DIR]     (default: tests/onnx/graphs)
+    /usr/bin/python3 tests/gen/onnx_graphs.py [OUT_DIR]     (default: tests/onnx/graphs)
 
 Needs Debian's python3-onnx (1.12) and numpy; `make test` does not: the outputs are committed.
 For each graph NAME it writes NAME.onnx, and for each of its runs the inputs and the expected
