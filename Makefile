@@ -45,11 +45,13 @@ EMCFLAGS = -O3 -std=c11 -ffp-contract=off
 EMLINK = -O1 -sSTANDALONE_WASM --no-entry -sEXPORTED_FUNCTIONS=$(WASM_EXPORTS) \
          -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB -sTOTAL_STACK=64KB -sMALLOC=emmalloc \
          -sFILESYSTEM=0 -sERROR_ON_UNDEFINED_SYMBOLS=1
-# Then one size pass over the linked module with inlining off (so the kernels stay small functions):
-# -4 KB, no measurable change in speed.
+# Then size passes over the linked module with inlining off (so the kernels stay small functions):
+# -4 KB, no measurable change in speed. --low-memory-unused (the data starts at 1024 in every build,
+# so addresses below it are never used) lets an address's constant part become the load's offset,
+# and --converge repeats -Oz while it still shrinks: together -2.4 KB (-0.7 KB gzipped).
 WASM_OPT ?= wasm-opt
 # (Features: only SIMD is enabled, for the SIMD build, so the pass cannot introduce new ones.)
-WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0
+WASM_OPT_FLAGS = -Oz -ocimfs=0 -fimfs=0 -aimfs=0 --low-memory-unused --converge
 WASM_SRC = $(CORE)
 WARN = -std=c11 -ffp-contract=off -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 NATIVE_CFLAGS = $(WARN) -O2 -g
