@@ -2,15 +2,19 @@
 // size.mjs — where mlrt.wasm's bytes go. Prints, in one Markdown report:
 //   1. each build's size, raw and gzipped (-9), against the budget (256 KB, 100 KB gzipped);
 //   2. mlrt.wasm's bytes per layer of src/ (base, codecs, ir, formats, kernels, model, api), code and
-//      data apart, with the Unicode tables (base/unicode_tables.c) as a line of their own.
+//      data apart, with the Unicode tables (base/unicode_tables.c) as a line of their own, and what
+//      each layer adds to the gzipped module; with --files, the same per source file.
 //
 // Code: build/size/mlrt.wasm is mlrt.wasm linked and optimised the same way but keeping its
 // function names (--profiling-funcs, wasm-opt --debuginfo); each function's body size comes from
 // its code section, and its file from the objects' symbols (llvm-nm: static functions included).
-// Data: each object's data symbols with their sizes (llvm-nm -S). What no file claims (the libc and
-// allocator, the toolchain's glue) is "toolchain".
+// Data: each object's data segments, less what the module does not store: zero-initialised
+// variables (.bss) and runs of 8 or more zero bytes, which wasm-opt's memory packing leaves out.
+// What no file claims (the libc and allocator, the toolchain's glue) is "toolchain".
+// "gz": what the module's gzipped size would lose without that layer's (or file's) code and data,
+// measured on their bytes gzipped together (gzip is not additive: the rows do not sum to the total).
 //
-//   make build/size/mlrt.wasm && node bench/size.mjs [--json FILE]
+//   make build/size/mlrt.wasm && node bench/size.mjs [--files] [--json FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -106,58 +110,115 @@ function objects(dir) {
   return out;
 }
 
-/** function name -> src file (e.g. 'kernels/dense.c'), from the objects' symbols (llvm-nm). */
+/** The sources in link order (the Makefile's CORE: BASE CODECS IR FORMATS KERNELS MODEL API). */
+function linkOrder() {
+  const mk = readFileSync(join(ROOT, 'Makefile'), 'utf8').replace(/\\\n/g, ' ');
+  const vars = mk.match(/^CORE\s*=(.*)$/m)[1].match(/\$\((\w+)\)/g).map((v) => v.slice(2, -1));
+  return vars.flatMap((v) => mk.match(new RegExp(`^${v}\\s*=(.*)$`, 'm'))[1].trim().split(/\s+/).map((f) => f.replace(/^src\//, '')));
+}
+
+/** function name -> src file (e.g. 'kernels/dense.c'), from the objects' symbols (llvm-nm: static
+ * functions included). A static name in several files is numbered in the module's names in link
+ * order ("describe", "describe.1", ...): name.k goes to the k-th of those files in link order. */
 function functionFiles(objDir) {
-  const fnFile = new Map();
+  const files = new Map(); // name -> [file]
   for (const o of objects(objDir)) {
     const file = relative(objDir, o).replace(/\.o$/, '.c');
     for (const line of execFileSync('llvm-nm-14', ['--defined-only', o], { encoding: 'utf8' }).split('\n')) {
       const [, type, name] = line.trim().split(/\s+/);
       if (!type || !/[Tt]/.test(type)) continue;
-      const prev = fnFile.get(name);
-      fnFile.set(name, prev !== undefined && prev !== file ? null : file); // null: the name is in more than one file
+      files.set(name, [...(files.get(name) ?? []), file]);
     }
+  }
+  const order = linkOrder();
+  const fnFile = new Map();
+  for (const [name, list] of files) {
+    list.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    list.forEach((file, k) => fnFile.set(k ? `${name}.${k}` : name, file));
   }
   return fnFile;
 }
 
-/** src file -> bytes of its data segments (constants, tables, strings), from the objects (wasm-objdump). */
-function dataFiles(objDir) {
-  const bytes = new Map();
-  for (const o of objects(objDir)) {
-    const out = execFileSync('wasm-objdump', ['-x', o], { encoding: 'utf8' }); // (-j Data fails on objects without data)
-    let n = 0;
-    for (const m of out.matchAll(/segment\[\d+\].* size=(\d+)/g)) n += Number(m[1]);
-    bytes.set(relative(objDir, o).replace(/\.o$/, '.c'), n);
+/** The payloads of a wasm module's (or object's) data segments. */
+function dataSegments(bytes) {
+  const out = [];
+  for (const sec of sections(bytes).filter((x) => x.id === 11)) {
+    let [n, p] = leb(bytes, sec.start);
+    for (; n > 0; n--) {
+      let flags, size;
+      [flags, p] = leb(bytes, p);
+      if (flags === 2) [, p] = leb(bytes, p);               // memory index
+      if (flags !== 1) { while (bytes[p] !== 0x0b) p++; p++; } // the offset expression (i32.const k; end)
+      [size, p] = leb(bytes, p);
+      out.push(bytes.subarray(p, p + size));
+      p += size;
+    }
   }
-  return bytes;
+  return out;
 }
 
-export function layerBytes(sizedWasm, objDir) {
-  const { sizes, names, data, total } = functionSizes(readFileSync(sizedWasm));
-  const fnFile = functionFiles(objDir), dataBytes = dataFiles(objDir);
-  const rows = new Map([...LAYERS, 'tables', 'toolchain'].map((l) => [l, { code: 0, data: 0 }]));
-  for (const [idx, size] of sizes) {
-    const name = names.get(idx) ?? '';
-    const file = fnFile.get(name) ?? fnFile.get(name.replace(/\.\d+$/, '')); // (a duplicate static name gets a suffix)
-    const layer = file ? file.split('/')[0] : 'toolchain';
-    rows.get(LAYERS.includes(layer) ? layer : 'toolchain').code += size;
+/** seg without its runs of 8 or more zero bytes (memory packing stores no such run). */
+function stored(seg) {
+  const out = [];
+  let run = 0;
+  for (const c of seg) {
+    if (c === 0) { run++; continue; }
+    if (run && run < 8) for (; run; run--) out.push(0);
+    run = 0;
+    out.push(c);
+  }
+  if (run && run < 8) for (; run; run--) out.push(0);
+  return Buffer.from(out);
+}
+
+/** src file -> its data as the module stores it (constants, tables, strings), from the objects. */
+function dataFiles(objDir) {
+  const data = new Map();
+  for (const o of objects(objDir))
+    data.set(relative(objDir, o).replace(/\.o$/, '.c'), Buffer.concat(dataSegments(readFileSync(o)).map(stored)));
+  return data;
+}
+
+const layerOf = (file) => (/_tables\.c$/.test(file) ? 'tables' : LAYERS.includes(file.split('/')[0]) ? file.split('/')[0] : 'toolchain');
+
+/** Rows of code and data bytes (and gzip cost) per layer, or per file (byFile). */
+export function layerBytes(sizedWasm, objDir, byFile = false) {
+  const bytes = readFileSync(sizedWasm);
+  const { sizes, names, data, total } = functionSizes(bytes);
+  const fnFile = functionFiles(objDir), dataOf = dataFiles(objDir);
+  const keyOf = (file) => (byFile ? file : layerOf(file));
+  const rows = new Map(byFile ? [] : [...LAYERS, 'tables', 'toolchain'].map((l) => [l, { code: 0, data: 0, gz: 0 }]));
+  const row = (k) => rows.get(k) ?? rows.set(k, { code: 0, data: 0, gz: 0 }).get(k);
+  const pieces = []; // [key, bytes]: every function body, then every file's data
+  const code = sections(bytes).find((x) => x.id === 10);
+  let [n, p] = leb(bytes, code.start);
+  const firstIdx = Math.min(...sizes.keys());
+  for (let i = 0; i < n; i++) {
+    const [size, q] = leb(bytes, p);
+    const name = names.get(firstIdx + i) ?? '';
+    const file = fnFile.get(name);
+    const key = file ? keyOf(file) : 'toolchain';
+    row(key).code += size + (q - p);
+    pieces.push([key, bytes.subarray(q, q + size)]);
+    p = q + size;
   }
   let claimed = 0;
-  for (const [file, bytes] of dataBytes) {
-    const layer = /_tables\.c$/.test(file) ? 'tables' : file.split('/')[0];
-    if (!rows.has(layer)) continue;
-    rows.get(layer).data += bytes;
-    claimed += bytes;
+  for (const [file, d] of dataOf) {
+    row(keyOf(file)).data += d.length;
+    claimed += d.length;
+    pieces.push([keyOf(file), d]);
   }
-  rows.get('toolchain').data += Math.max(0, data - claimed);
+  row('toolchain').data += Math.max(0, data - claimed);
+  const gz = (keep) => gzipSync(Buffer.concat(pieces.filter(keep).map((x) => x[1])), { level: 9 }).length;
+  const all = gz(() => true);
+  for (const [key, r] of rows) r.gz = r.code + r.data ? all - gz((x) => x[0] !== key) : 0;
   return { rows, total, data };
 }
 
 function main() {
   const argv = process.argv.slice(2);
   const jsonOut = argv.includes('--json') ? argv[argv.indexOf('--json') + 1] : null;
-  const report = { builds: {}, layers: {} };
+  const report = { builds: {} };
   console.log('## Size\n');
   console.log(`| build | bytes | gzip -9 | of the budget (${kb(BUDGET.raw)} / ${kb(BUDGET.gzip)} gz) |`);
   console.log('|---|---:|---:|---|');
@@ -173,13 +234,17 @@ function main() {
   if (!existsSync(sized)) {
     console.log('\n(bytes per layer: run `make build/size/mlrt.wasm` first)');
   } else {
-    const { rows, total } = layerBytes(sized, join(ROOT, 'build/wasm-simd'));
-    console.log(`\nmlrt.wasm by layer (from build/size/mlrt.wasm, ${total.toLocaleString('en-US')} bytes with its names section):\n`);
-    console.log('| layer | code | data | total |');
-    console.log('|---|---:|---:|---:|');
-    for (const [layer, { code, data }] of rows) {
-      report.layers[layer] = { code, data };
-      console.log(`| ${layer} | ${code.toLocaleString('en-US')} | ${data.toLocaleString('en-US')} | ${kb(code + data)} |`);
+    const byFile = argv.includes('--files');
+    const { rows, total } = layerBytes(sized, join(ROOT, 'build/wasm-simd'), byFile);
+    console.log(`\nmlrt.wasm by ${byFile ? 'file' : 'layer'} (from build/size/mlrt.wasm, ${total.toLocaleString('en-US')} bytes with its names section):\n`);
+    console.log(`| ${byFile ? 'file' : 'layer'} | code | data | total | gz |`);
+    console.log('|---|---:|---:|---:|---:|');
+    const list = [...rows];
+    if (byFile) list.sort((a, b) => b[1].gz - a[1].gz);
+    for (const [key, { code, data, gz }] of list) {
+      report[byFile ? 'files' : 'layers'] ??= {};
+      report[byFile ? 'files' : 'layers'][key] = { code, data, gz };
+      console.log(`| ${key} | ${code.toLocaleString('en-US')} | ${data.toLocaleString('en-US')} | ${kb(code + data)} | ${kb(gz)} |`);
     }
   }
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(report, null, 2));

@@ -42,6 +42,12 @@ size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
 /* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
  * returns the first (the caller appends U+0307). */
 uint32_t mlrt__uni_lower(uint32_t cp);
+/* Ten of the tables are stored as differences (gzip shrinks them more): this sums them into place,
+ * which unicode.c does once, before its first lookup. For the tests: FNV-1a of the summed tables,
+ * and the value the generator computed from its own. */
+void mlrt__uni_tables_sum(void);
+uint32_t mlrt__uni_tables_fnv(void);
+extern const uint32_t mlrt__uni_tables_fnv_want;
 /* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
 uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
 size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
@@ -122,6 +128,12 @@ size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
 /* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
  * returns the first (the caller appends U+0307). */
 uint32_t mlrt__uni_lower(uint32_t cp);
+/* Ten of the tables are stored as differences (gzip shrinks them more): this sums them into place,
+ * which unicode.c does once, before its first lookup. For the tests: FNV-1a of the summed tables,
+ * and the value the generator computed from its own. */
+void mlrt__uni_tables_sum(void);
+uint32_t mlrt__uni_tables_fnv(void);
+extern const uint32_t mlrt__uni_tables_fnv_want;
 /* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
 uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
 size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);

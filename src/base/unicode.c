@@ -3,14 +3,26 @@
  * tools/unicode/gen.mjs), and UTF-8 decoding of text already validated. */
 #include "base.h"
 
-extern const uint16_t mlrt__uni_other_lo[], mlrt__uni_other_at[], mlrt__uni_mn_lo[], mlrt__uni_mn_at[], mlrt__uni_punct_lo[],
-    mlrt__uni_punct_at[], mlrt__uni_nfd_second[], mlrt__uni_nfd_other[], mlrt__uni_cjk_compat[];
-extern const uint8_t mlrt__uni_other_len[], mlrt__uni_mn_len[], mlrt__uni_punct_len[], mlrt__uni_nfd_first[], mlrt__uni_nfd_lo[],
-    mlrt__uni_nfd_mark[], mlrt__uni_ccc_class[], mlrt__uni_cjk_astral[], mlrt__uni_lower_index[], mlrt__uni_nfd_second_bmp;
-extern const uint32_t mlrt__uni_nfd_block[], mlrt__uni_ccc_run[], mlrt__uni_lower_run[];
+extern const uint16_t mlrt__uni_other_at[], mlrt__uni_mn_at[], mlrt__uni_punct_at[];
+extern const uint8_t mlrt__uni_other_len[], mlrt__uni_mn_len[], mlrt__uni_punct_len[], mlrt__uni_nfd_mark[], mlrt__uni_ccc_class[],
+    mlrt__uni_cjk_astral[], mlrt__uni_lower_index[], mlrt__uni_nfd_second_bmp;
+extern const uint32_t mlrt__uni_ccc_run[];
 extern const int32_t mlrt__uni_lower_delta[];
 extern const size_t mlrt__uni_counts[3];
 enum { N_NFD_BLOCKS, N_CCC, N_LOWER };
+/* stored as differences, summed into these by mlrt__uni_tables_sum() before the first lookup that reads them */
+extern uint16_t mlrt__uni_other_lo[], mlrt__uni_mn_lo[], mlrt__uni_punct_lo[], mlrt__uni_nfd_second[], mlrt__uni_nfd_other[],
+    mlrt__uni_cjk_compat[];
+extern uint8_t mlrt__uni_nfd_first[], mlrt__uni_nfd_lo[];
+extern uint32_t mlrt__uni_nfd_block[], mlrt__uni_lower_run[];
+
+/* Sums the tables on the first call. (Two threads that race here write the same values.) */
+static void tables(void) {
+    static bool summed;
+    if (__atomic_load_n(&summed, __ATOMIC_ACQUIRE)) return;
+    mlrt__uni_tables_sum();
+    __atomic_store_n(&summed, true, __ATOMIC_RELEASE);
+}
 
 /* ------------------------------------------------------------- UTF-8 */
 
@@ -54,6 +66,7 @@ static long last_at_most(const uint32_t *t, size_t n, unsigned shift, uint32_t c
 static long range_of(const uint16_t *lo, const uint8_t *len, const uint16_t *at, unsigned mask, uint32_t cp) {
     uint32_t p = cp >> 16, low = cp & 0xffff;
     if (p > 16) return -1;
+    tables();
     size_t a = at[p], b = at[p + 1];
     while (a < b) { /* the last range starting at or before cp */
         size_t mid = a + (b - a) / 2;
@@ -88,6 +101,7 @@ int mlrt__uni_strip_class(uint32_t cp) {
 
 uint32_t mlrt__uni_lower(uint32_t cp) {
     if (cp < 0x80) return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+    tables();
     long i = last_at_most(mlrt__uni_lower_run, mlrt__uni_counts[N_LOWER], 11, cp);
     if (i < 0) return cp;
     uint32_t e = mlrt__uni_lower_run[i], off = cp - (e >> 11), stride = (e >> 8 & 7) + 1, len = (e & 255) + 1;
@@ -99,6 +113,7 @@ static bool nfd_step(uint32_t cp, uint32_t *first, uint32_t *second) {
     enum { CJK1 = 0xf900, CJK1_N = 0xfada - 0xf900, CJK2 = 0x2f800, CJK2_N = 0x2fa1e - 0x2f800 };
     uint32_t p = cp >> 16;
     if (p > 2) return false;
+    tables();
     if (cp - CJK1 < CJK1_N || cp - CJK2 < CJK2_N) { /* compatibility ideographs: a dense table */
         uint32_t at = cp - CJK1 < CJK1_N ? cp - CJK1 : CJK1_N + (cp - CJK2);
         uint16_t v = mlrt__uni_cjk_compat[at];

@@ -40,10 +40,10 @@ typedef enum how {
 typedef struct attr_rule {
     uint8_t how;                    /* how */
     uint8_t cap;                    /* R_INTS: the values the field holds; R_IN_*: the input it becomes */
-    uint16_t off, aux;              /* the field in mlrt__ir_op; R_INTS: the count; R_INT_OPT: the presence */
     bool required;
+    uint16_t off, aux;              /* the field in mlrt__ir_op; R_INTS: the count; R_INT_OPT: the presence */
     const char *name;
-    double def;                     /* the default, or R_SET's value */
+    float def;                      /* the default, or R_SET's value (each one exact as a float) */
     const char *choices;            /* R_ENUM, R_ONLY: "A|B|C" */
 } attr_rule;
 
@@ -56,23 +56,26 @@ typedef struct op_rule {
     uint8_t n_in;                   /* inputs of the graph's op (0: as the node has) */
     /* more checks or another graph op than the rules make (Constant, Dropout); NULL: none */
     mlrt_status (*special)(imp *m, const mlrt__onnx_node *nd, mlrt__ir_op *op, bool *no_op);
-    attr_rule a[8];
+    const attr_rule *a;             /* its attributes, up to one with how R_END; NULL: none */
 } op_rule;
 
 #define OFF(f) (uint16_t)offsetof(mlrt__ir_op, p.f)
-#define INT(nm, f, d) {R_INT, 0, OFF(f), 0, false, nm, d, NULL}
-#define INT_REQ(nm, f) {R_INT, 0, OFF(f), 0, true, nm, 0, NULL}
-#define INT_OPT(nm, f, given) {R_INT_OPT, 0, OFF(f), OFF(given), false, nm, 0, NULL}
-#define BOOL(nm, f) {R_BOOL, 0, OFF(f), 0, false, nm, 0, NULL}
-#define FLOAT(nm, f, d) {R_FLOAT, 0, OFF(f), 0, false, nm, d, NULL}
-#define INTS(nm, f, n, req) {R_INTS, sizeof(((mlrt__ir_op *)0)->p.f) / 8, OFF(f), OFF(n), req, nm, 0, NULL}
-#define ENUM(nm, f, ch) {R_ENUM, 0, OFF(f), 0, false, nm, 0, ch}
-#define ONLY(nm, ch) {R_ONLY, 0, 0, 0, false, nm, 0, ch}
-#define ZERO(nm) {R_ZERO, 0, 0, 0, false, nm, 0, NULL}
-#define DTYPE(nm, f) {R_DTYPE, 0, OFF(f), 0, true, nm, 0, NULL}
-#define SET(f, v) {R_SET, 0, OFF(f), 0, false, NULL, v, NULL}
-#define IN_INTS(nm, k, req) {R_IN_INTS, k, 0, 0, req, nm, 0, NULL}
-#define IN_FLOAT(nm, k) {R_IN_FLOAT, k, 0, 0, false, nm, 0, NULL}
+#define INT(nm, f, d) {R_INT, 0, false, OFF(f), 0, nm, d, NULL}
+#define INT_REQ(nm, f) {R_INT, 0, true, OFF(f), 0, nm, 0, NULL}
+#define INT_OPT(nm, f, given) {R_INT_OPT, 0, false, OFF(f), OFF(given), nm, 0, NULL}
+#define BOOL(nm, f) {R_BOOL, 0, false, OFF(f), 0, nm, 0, NULL}
+#define FLOAT(nm, f, d) {R_FLOAT, 0, false, OFF(f), 0, nm, d, NULL}
+#define INTS(nm, f, n, req) {R_INTS, sizeof(((mlrt__ir_op *)0)->p.f) / 8, req, OFF(f), OFF(n), nm, 0, NULL}
+#define ENUM(nm, f, ch) {R_ENUM, 0, false, OFF(f), 0, nm, 0, ch}
+#define ONLY(nm, ch) {R_ONLY, 0, false, 0, 0, nm, 0, ch}
+#define ZERO(nm) {R_ZERO, 0, false, 0, 0, nm, 0, NULL}
+#define DTYPE(nm, f) {R_DTYPE, 0, true, OFF(f), 0, nm, 0, NULL}
+#define SET(f, v) {R_SET, 0, false, OFF(f), 0, NULL, v, NULL}
+#define IN_INTS(nm, k, req) {R_IN_INTS, k, req, 0, 0, nm, 0, NULL}
+#define IN_FLOAT(nm, k) {R_IN_FLOAT, k, false, 0, 0, nm, 0, NULL}
+/* A row's attributes: a list of the rules above, which ends with how R_END (no attributes: NONE). */
+#define ATTRS(...) (const attr_rule[]){__VA_ARGS__, {0}}
+#define NONE NULL
 #define ANY 255
 #define LAST 99
 
@@ -88,55 +91,55 @@ static mlrt_status dropout_op(imp *m, const mlrt__onnx_node *nd, mlrt__ir_op *op
 
 static const op_rule RULES[] = {
     {"Gemm", 7, LAST, MLRT__OP_GEMM, 2, 3, 3, NULL,
-     {BOOL("transA", gemm.trans_a), BOOL("transB", gemm.trans_b), FLOAT("alpha", gemm.alpha, 1), FLOAT("beta", gemm.beta, 1)}},
-    {"MatMul", 7, LAST, MLRT__OP_MATMUL, 2, 2, 2, NULL, {{0}}},
+     ATTRS(BOOL("transA", gemm.trans_a), BOOL("transB", gemm.trans_b), FLOAT("alpha", gemm.alpha, 1), FLOAT("beta", gemm.beta, 1))},
+    {"MatMul", 7, LAST, MLRT__OP_MATMUL, 2, 2, 2, NULL, NONE},
     {"Conv", 7, LAST, MLRT__OP_CONV, 2, 3, 3, NULL,
-     {INTS("kernel_shape", window.kernel, window.n_kernel, false), WINDOW, INT("group", window.group, 1)}},
-    {"MaxPool", 7, LAST, MLRT__OP_POOL, 1, 1, 1, NULL, {POOL(MLRT__IR_POOL_MAX)}},
+     ATTRS(INTS("kernel_shape", window.kernel, window.n_kernel, false), WINDOW, INT("group", window.group, 1))},
+    {"MaxPool", 7, LAST, MLRT__OP_POOL, 1, 1, 1, NULL, ATTRS(POOL(MLRT__IR_POOL_MAX))},
     {"AveragePool", 7, LAST, MLRT__OP_POOL, 1, 1, 1, NULL,
-     {POOL(MLRT__IR_POOL_AVG), BOOL("count_include_pad", window.count_include_pad)}},
-    {"GlobalAveragePool", 7, LAST, MLRT__OP_POOL, 1, 1, 1, NULL, {SET(window.pool, MLRT__IR_POOL_GLOBAL_AVG)}},
-    {"Add", 7, LAST, MLRT__OP_ADD, 2, 2, 2, NULL, {{0}}},
-    {"Sub", 7, LAST, MLRT__OP_SUB, 2, 2, 2, NULL, {{0}}},
-    {"Mul", 7, LAST, MLRT__OP_MUL, 2, 2, 2, NULL, {{0}}},
-    {"Div", 7, LAST, MLRT__OP_DIV, 2, 2, 2, NULL, {{0}}},
-    {"Relu", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, {SET(act.fn, MLRT__FN_RELU)}},
-    {"LeakyRelu", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, {SET(act.fn, MLRT__FN_LEAKY_RELU), FLOAT("alpha", act.alpha, 0.01)}},
-    {"Sigmoid", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, {SET(act.fn, MLRT__FN_SIGMOID)}},
-    {"Tanh", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, {SET(act.fn, MLRT__FN_TANH)}},
-    {"Erf", 9, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, {SET(act.fn, MLRT__FN_ERF)}},
-    {"Gelu", 20, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, {SET(act.fn, MLRT__FN_GELU), ENUM("approximate", act.approximate, "none|tanh")}},
-    {"Clip", 7, 10, MLRT__OP_ACT, 1, 1, 3, NULL, {SET(act.fn, MLRT__FN_CLIP), IN_FLOAT("min", 1), IN_FLOAT("max", 2)}},
-    {"Clip", 11, LAST, MLRT__OP_ACT, 1, 3, 3, NULL, {SET(act.fn, MLRT__FN_CLIP)}},
-    {"Softmax", 7, 12, MLRT__OP_SOFTMAX, 1, 1, 1, NULL, {INT("axis", softmax.axis, 1), SET(softmax.flatten, 1)}},
-    {"Softmax", 13, LAST, MLRT__OP_SOFTMAX, 1, 1, 1, NULL, {INT("axis", softmax.axis, -1)}},
+     ATTRS(POOL(MLRT__IR_POOL_AVG), BOOL("count_include_pad", window.count_include_pad))},
+    {"GlobalAveragePool", 7, LAST, MLRT__OP_POOL, 1, 1, 1, NULL, ATTRS(SET(window.pool, MLRT__IR_POOL_GLOBAL_AVG))},
+    {"Add", 7, LAST, MLRT__OP_ADD, 2, 2, 2, NULL, NONE},
+    {"Sub", 7, LAST, MLRT__OP_SUB, 2, 2, 2, NULL, NONE},
+    {"Mul", 7, LAST, MLRT__OP_MUL, 2, 2, 2, NULL, NONE},
+    {"Div", 7, LAST, MLRT__OP_DIV, 2, 2, 2, NULL, NONE},
+    {"Relu", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, ATTRS(SET(act.fn, MLRT__FN_RELU))},
+    {"LeakyRelu", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, ATTRS(SET(act.fn, MLRT__FN_LEAKY_RELU), FLOAT("alpha", act.alpha, 0.01))},
+    {"Sigmoid", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, ATTRS(SET(act.fn, MLRT__FN_SIGMOID))},
+    {"Tanh", 7, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, ATTRS(SET(act.fn, MLRT__FN_TANH))},
+    {"Erf", 9, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, ATTRS(SET(act.fn, MLRT__FN_ERF))},
+    {"Gelu", 20, LAST, MLRT__OP_ACT, 1, 1, 1, NULL, ATTRS(SET(act.fn, MLRT__FN_GELU), ENUM("approximate", act.approximate, "none|tanh"))},
+    {"Clip", 7, 10, MLRT__OP_ACT, 1, 1, 3, NULL, ATTRS(SET(act.fn, MLRT__FN_CLIP), IN_FLOAT("min", 1), IN_FLOAT("max", 2))},
+    {"Clip", 11, LAST, MLRT__OP_ACT, 1, 3, 3, NULL, ATTRS(SET(act.fn, MLRT__FN_CLIP))},
+    {"Softmax", 7, 12, MLRT__OP_SOFTMAX, 1, 1, 1, NULL, ATTRS(INT("axis", softmax.axis, 1), SET(softmax.flatten, 1))},
+    {"Softmax", 13, LAST, MLRT__OP_SOFTMAX, 1, 1, 1, NULL, ATTRS(INT("axis", softmax.axis, -1))},
     {"LogSoftmax", 7, 12, MLRT__OP_SOFTMAX, 1, 1, 1, NULL,
-     {INT("axis", softmax.axis, 1), SET(softmax.flatten, 1), SET(softmax.log, 1)}},
-    {"LogSoftmax", 13, LAST, MLRT__OP_SOFTMAX, 1, 1, 1, NULL, {INT("axis", softmax.axis, -1), SET(softmax.log, 1)}},
+     ATTRS(INT("axis", softmax.axis, 1), SET(softmax.flatten, 1), SET(softmax.log, 1))},
+    {"LogSoftmax", 13, LAST, MLRT__OP_SOFTMAX, 1, 1, 1, NULL, ATTRS(INT("axis", softmax.axis, -1), SET(softmax.log, 1))},
     {"BatchNormalization", 7, LAST, MLRT__OP_BATCHNORM, 5, 5, 5, NULL,
-     {FLOAT("epsilon", norm.epsilon, 1e-5), ZERO("training_mode")}},
+     ATTRS(FLOAT("epsilon", norm.epsilon, 1e-5), ZERO("training_mode"))},
     {"LayerNormalization", 17, LAST, MLRT__OP_LAYERNORM, 1, 3, 3, NULL,
-     {INT("axis", norm.axis, -1), FLOAT("epsilon", norm.epsilon, 1e-5)}},
-    {"Flatten", 7, LAST, MLRT__OP_FLATTEN, 1, 1, 1, NULL, {INT("axis", axis.axis, 1)}},
-    {"Reshape", 7, LAST, MLRT__OP_RESHAPE, 2, 2, 2, NULL, {BOOL("allowzero", reshape.allow_zero)}},
-    {"Squeeze", 7, 12, MLRT__OP_SQUEEZE, 1, 1, 2, NULL, {IN_INTS("axes", 1, false)}},
-    {"Squeeze", 13, LAST, MLRT__OP_SQUEEZE, 1, 2, 2, NULL, {{0}}},
-    {"Unsqueeze", 7, 12, MLRT__OP_UNSQUEEZE, 1, 1, 2, NULL, {IN_INTS("axes", 1, true)}},
-    {"Unsqueeze", 13, LAST, MLRT__OP_UNSQUEEZE, 2, 2, 2, NULL, {{0}}},
-    {"Identity", 7, LAST, MLRT__OP_IDENTITY, 1, 1, 1, NULL, {{0}}},
-    {"Dropout", 7, LAST, MLRT__OP_IDENTITY, 1, 3, 1, dropout_op, {{0}}},
-    {"Transpose", 7, LAST, MLRT__OP_TRANSPOSE, 1, 1, 1, NULL, {INTS("perm", transpose.perm, transpose.n_perm, false)}},
-    {"Concat", 7, LAST, MLRT__OP_CONCAT, 1, ANY, 0, NULL, {INT_REQ("axis", axis.axis)}},
+     ATTRS(INT("axis", norm.axis, -1), FLOAT("epsilon", norm.epsilon, 1e-5))},
+    {"Flatten", 7, LAST, MLRT__OP_FLATTEN, 1, 1, 1, NULL, ATTRS(INT("axis", axis.axis, 1))},
+    {"Reshape", 7, LAST, MLRT__OP_RESHAPE, 2, 2, 2, NULL, ATTRS(BOOL("allowzero", reshape.allow_zero))},
+    {"Squeeze", 7, 12, MLRT__OP_SQUEEZE, 1, 1, 2, NULL, ATTRS(IN_INTS("axes", 1, false))},
+    {"Squeeze", 13, LAST, MLRT__OP_SQUEEZE, 1, 2, 2, NULL, NONE},
+    {"Unsqueeze", 7, 12, MLRT__OP_UNSQUEEZE, 1, 1, 2, NULL, ATTRS(IN_INTS("axes", 1, true))},
+    {"Unsqueeze", 13, LAST, MLRT__OP_UNSQUEEZE, 2, 2, 2, NULL, NONE},
+    {"Identity", 7, LAST, MLRT__OP_IDENTITY, 1, 1, 1, NULL, NONE},
+    {"Dropout", 7, LAST, MLRT__OP_IDENTITY, 1, 3, 1, dropout_op, NONE},
+    {"Transpose", 7, LAST, MLRT__OP_TRANSPOSE, 1, 1, 1, NULL, ATTRS(INTS("perm", transpose.perm, transpose.n_perm, false))},
+    {"Concat", 7, LAST, MLRT__OP_CONCAT, 1, ANY, 0, NULL, ATTRS(INT_REQ("axis", axis.axis))},
     {"Pad", 7, 10, MLRT__OP_PAD, 1, 1, 4, NULL,
-     {ONLY("mode", "constant"), IN_INTS("pads", 1, true), IN_FLOAT("value", 2)}},
-    {"Pad", 11, LAST, MLRT__OP_PAD, 2, 4, 4, NULL, {ONLY("mode", "constant")}},
+     ATTRS(ONLY("mode", "constant"), IN_INTS("pads", 1, true), IN_FLOAT("value", 2))},
+    {"Pad", 11, LAST, MLRT__OP_PAD, 2, 4, 4, NULL, ATTRS(ONLY("mode", "constant"))},
     {"Slice", 7, 9, MLRT__OP_SLICE, 1, 1, 5, NULL,
-     {IN_INTS("starts", 1, true), IN_INTS("ends", 2, true), IN_INTS("axes", 3, false)}},
-    {"Slice", 10, LAST, MLRT__OP_SLICE, 3, 5, 5, NULL, {{0}}},
-    {"Constant", 7, LAST, MLRT__OP_IDENTITY, 0, 0, 0, constant_op, {{0}}},
-    {"Shape", 7, LAST, MLRT__OP_SHAPE, 1, 1, 1, NULL, {INT("start", shape.start, 0), INT_OPT("end", shape.end, shape.has_end)}},
-    {"Gather", 7, LAST, MLRT__OP_GATHER, 2, 2, 2, NULL, {INT("axis", axis.axis, 0)}},
-    {"Cast", 7, LAST, MLRT__OP_CAST, 1, 1, 1, NULL, {DTYPE("to", cast.to)}},
+     ATTRS(IN_INTS("starts", 1, true), IN_INTS("ends", 2, true), IN_INTS("axes", 3, false))},
+    {"Slice", 10, LAST, MLRT__OP_SLICE, 3, 5, 5, NULL, NONE},
+    {"Constant", 7, LAST, MLRT__OP_IDENTITY, 0, 0, 0, constant_op, NONE},
+    {"Shape", 7, LAST, MLRT__OP_SHAPE, 1, 1, 1, NULL, ATTRS(INT("start", shape.start, 0), INT_OPT("end", shape.end, shape.has_end))},
+    {"Gather", 7, LAST, MLRT__OP_GATHER, 2, 2, 2, NULL, ATTRS(INT("axis", axis.axis, 0))},
+    {"Cast", 7, LAST, MLRT__OP_CAST, 1, 1, 1, NULL, ATTRS(DTYPE("to", cast.to))},
 };
 
 /* ------------------------------------------------------------------ the importer's state */
@@ -385,7 +388,7 @@ static mlrt_status import_node(imp *m) {
     size_t at = add_str(m, nd->name.p, nd->name.n);
     if (at == SIZE_MAX) return OOM();
     op->name = (const char *)(uintptr_t)at;
-    for (const attr_rule *a = r->a; a < r->a + 8 && a->how != R_END; a++) TRY(apply(m, nd, a, op));
+    for (const attr_rule *a = r->a; a && a->how != R_END; a++) TRY(apply(m, nd, a, op));
     bool no_op = false;
     if (r->special) TRY(r->special(m, nd, op, &no_op));
     if (no_op) ir->n_ops--;
