@@ -65,7 +65,8 @@ APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/mode
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
              web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr web/models/digit-cnn.onnx
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
-          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer
+          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer \
+          build/fuzz/fuzz_encoder
 
 .PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
 .DELETE_ON_ERROR:

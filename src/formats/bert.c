@@ -100,6 +100,27 @@ typedef struct config {
     bool have_heads;                /* from config.json or .apr metadata (shapes cannot tell) */
 } config;
 
+/* The sizes in config.json (BertConfig's names) or .apr metadata (apr import's, the aliases too); check:
+ * each must equal what config.json gave. */
+static mlrt_status read_sizes(const mlrt__json *o, const char *file, bool apr, bool check, config *cf, mlrt_error *err) {
+    static const char *const keys[7][2] = {{"hidden_size", NULL}, {"num_hidden_layers", "num_layers"},
+                                           {"num_attention_heads", "num_heads"}, {"intermediate_size", NULL}, {"vocab_size", NULL},
+                                           {"max_position_embeddings", NULL}, {"type_vocab_size", NULL}};
+    uint32_t *dst[7] = {&cf->hidden, &cf->layers, &cf->heads, &cf->ffn, &cf->vocab, &cf->positions, &cf->types};
+    mlrt_status st = MLRT_OK;
+    for (int k = 0; k < 7 && !st; k++)
+        for (int a = 0; a < 1 + apr && keys[k][a] && !st; a++) {
+            uint32_t x = *dst[k];
+            if (!mlrt__json_get(o, keys[k][a])) continue;
+            st = get_uint(o, file, keys[k][a], 1, k == 1 ? MLRT__ENC_MAX_LAYERS : k == 5 ? MLRT__ENC_MAX_POSITIONS : MLRT__MAX_DIM, &x, err);
+            if (!st && check && x != *dst[k])
+                st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: %s is %u but config.json gives %u", file, keys[k][a], x, *dst[k]);
+            *dst[k] = x;
+            cf->have_heads |= k == 2;
+        }
+    return st;
+}
+
 static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) {
     mlrt__json_doc doc;
     mlrt_status st = parse_object(f, &doc, err);
@@ -120,14 +141,7 @@ static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) 
                 st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "architectures: '%s' is not a BERT model (Bert...)", a->str);
         if (!st && v->child) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", v->child->str);
     }
-    cf->have_heads |= mlrt__json_get(o, "num_attention_heads") != NULL;
-    if (!st) st = get_uint(o, file, "hidden_size", 1, MLRT__MAX_DIM, &cf->hidden, err);
-    if (!st) st = get_uint(o, file, "num_hidden_layers", 1, MLRT__ENC_MAX_LAYERS, &cf->layers, err);
-    if (!st) st = get_uint(o, file, "num_attention_heads", 1, MLRT__MAX_DIM, &cf->heads, err);
-    if (!st) st = get_uint(o, file, "intermediate_size", 1, MLRT__MAX_DIM, &cf->ffn, err);
-    if (!st) st = get_uint(o, file, "vocab_size", 1, MLRT__MAX_DIM, &cf->vocab, err);
-    if (!st) st = get_uint(o, file, "max_position_embeddings", 1, MLRT__ENC_MAX_POSITIONS, &cf->positions, err);
-    if (!st) st = get_uint(o, file, "type_vocab_size", 1, MLRT__MAX_DIM, &cf->types, err);
+    if (!st) st = read_sizes(o, file, false, false, cf, err);
     if (!st && (v = mlrt__json_get(o, "layer_norm_eps")) && (!mlrt__json_f64(v, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
         st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "layer_norm_eps: expected a positive number, got %s",
                            v->type == MLRT__JSON_NUMBER ? "one that is not" : mlrt__json_type_name(v->type));
@@ -148,41 +162,28 @@ static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) 
 static mlrt_status read_apr_metadata(const mlrt__tensorset *ts, bool have_config, config *cf, mlrt_error *err) {
     if (!ts->meta_json) return MLRT_OK;
     mlrt__json_doc doc;
-    mlrt_status st = mlrt__json_parse((const uint8_t *)ts->meta_json, strlen(ts->meta_json), "apr: metadata", &doc, err);
+    const char *file = "apr: metadata", *arch = NULL, *hf = NULL;
+    mlrt_status st = mlrt__json_parse((const uint8_t *)ts->meta_json, strlen(ts->meta_json), file, &doc, err);
     if (st) return st;
-    const mlrt__json *o = doc.root;
-    const char *arch = NULL, *hf = NULL;
-    static const char *const keys[][2] = {{"hidden_size", NULL}, {"num_layers", "num_hidden_layers"},
-                                          {"num_heads", "num_attention_heads"}, {"intermediate_size", NULL},
-                                          {"vocab_size", NULL}, {"max_position_embeddings", NULL}};
-    uint32_t *dst[6] = {&cf->hidden, &cf->layers, &cf->heads, &cf->ffn, &cf->vocab, &cf->positions};
-    static const uint32_t hi[6] = {MLRT__MAX_DIM, MLRT__ENC_MAX_LAYERS, MLRT__MAX_DIM, MLRT__MAX_DIM, MLRT__MAX_DIM, MLRT__ENC_MAX_POSITIONS};
-    if (!(st = get_str(o, "apr: metadata", "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert"))
+    const mlrt__json *o = doc.root, *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
+    if (!(st = get_str(o, file, "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert"))
         st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert", arch);
-    if (!st) st = get_str(o, "apr: metadata", "hf_architecture", true, &hf, err);
+    if (!st) st = get_str(o, file, "hf_architecture", true, &hf, err);
     if (!st && hf && !cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", hf);
-    for (int k = 0; k < 6 && !st; k++)
-        for (int a = 0; a < 2 && keys[k][a] && !st; a++) {
-            uint32_t x = 0;
-            if (!mlrt__json_get(o, keys[k][a])) continue;
-            if ((st = get_uint(o, "apr: metadata", keys[k][a], 1, hi[k], &x, err))) break;
-            if (have_config && x != *dst[k])
-                st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "apr: metadata %s is %u but config.json gives %u", keys[k][a], x, *dst[k]);
-            *dst[k] = x;
-            cf->have_heads |= k == 2;
-        }
-    const mlrt__json *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
-    double e;
-    if (!st && !have_config && eps && eps->type != MLRT__JSON_NULL) {
-        if (!mlrt__json_f64(eps, &e) || !(e > 0) || !isfinite((float)e))
-            st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: metadata rms_norm_eps: expected a positive number");
-        else cf->eps = e;
-    }
+    if (!st) st = read_sizes(o, file, true, have_config, cf, err);
+    if (!st && !have_config && eps && eps->type != MLRT__JSON_NULL && (!mlrt__json_f64(eps, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
+        st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: metadata rms_norm_eps: expected a positive number");
     mlrt__json_free(&doc);
     return st;
 }
 
 /* ------------------------------------------------------------------ sentence-transformers */
+
+static bool has_dotdot(const char *p) {
+    for (; *p; p++)
+        if (p[0] == '.' && p[1] == '.') return true;
+    return false;
+}
 
 /* modules.json: where the Transformer's files are, the Pooling module's path, Normalize. */
 static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir, bool *normalize, mlrt_error *err) {
@@ -216,7 +217,7 @@ static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir,
         else if (want != stage + 1)
             st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected the modules Transformer, Pooling, then "
                                "optionally Normalize, in that order", i, t);
-        else if (strstr(path, "..") || path[0] == '/')
+        else if (has_dotdot(path) || path[0] == '/')
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: path '%s' is not a folder of the model", i, path);
         else if (want < 3) {
             size_t n = strlen(path);
@@ -311,7 +312,7 @@ static mlrt_status tensor(ctx *c, const char *name, uint32_t rank, uint64_t d0, 
     if (!t && at > 7 && !strcmp(full + at - 7, ".weight")) { /* legacy LayerNorm names */
         memcpy(full + at - 7, ".gamma", 7);
         t = mlrt__tensorset_find(c->ts, full);
-    } else if (!t && at > 5 && !strcmp(full + at - 5, ".bias") && strstr(full, "LayerNorm")) {
+    } else if (!t && at > 5 && !strcmp(full + at - 5, ".bias")) {
         memcpy(full + at - 5, ".beta", 6);
         t = mlrt__tensorset_find(c->ts, full);
     }
@@ -356,13 +357,12 @@ static mlrt_status layer(ctx *c, uint32_t i, const config *cf, mlrt__enc_layer *
     char p[96], n[128];
     mlrt__format_to(p, sizeof p, "encoder.layer.%u.", i);
     const uint32_t h = cf->hidden;
-    struct { const char *name; uint32_t in, out; mlrt__dense_src *s; } lin[6] = {
-        {"attention.self.query", h, h, &l->q}, {"attention.self.key", h, h, &l->k}, {"attention.self.value", h, h, &l->v},
-        {"attention.output.dense", h, h, &l->o}, {"intermediate.dense", h, cf->ffn, &l->up}, {"output.dense", cf->ffn, h, &l->down}};
+    static const char *const lin[6] = {"attention.self.query", "attention.self.key", "attention.self.value",
+                                       "attention.output.dense", "intermediate.dense", "output.dense"};
     mlrt_status st = MLRT_OK;
     for (int k = 0; k < 6 && !st; k++) {
-        mlrt__format_to(n, sizeof n, "%s%s", p, lin[k].name);
-        st = linear(c, n, lin[k].in, lin[k].out, lin[k].s);
+        mlrt__format_to(n, sizeof n, "%s%s", p, lin[k]);
+        st = linear(c, n, k == 5 ? cf->ffn : h, k == 4 ? cf->ffn : h, &l->w[k]);
     }
     struct { const char *name; mlrt__enc_src *s; } ln[4] = {{"attention.output.LayerNorm.weight", &l->ln1_w},
         {"attention.output.LayerNorm.bias", &l->ln1_b}, {"output.LayerNorm.weight", &l->ln2_w}, {"output.LayerNorm.bias", &l->ln2_b}};
@@ -373,24 +373,12 @@ static mlrt_status layer(ctx *c, uint32_t i, const config *cf, mlrt__enc_layer *
     return st;
 }
 
-/* The sizes the config does not fix are read from the shapes (an .apr without config.json). */
-static void sizes_from_shapes(const ctx *c, config *cf) {
+/* type_vocab_size, which .apr metadata does not record, from its table's shape. */
+static void types_from_shape(const ctx *c, config *cf) {
     char n[96];
-    mlrt__format_to(n, sizeof n, "%sembeddings.word_embeddings.weight", c->prefix);
-    const mlrt__tensor *t = mlrt__tensorset_find(c->ts, n);
-    if (t && t->rank == 2 && !cf->vocab && t->shape[0] <= MLRT__MAX_DIM) cf->vocab = (uint32_t)t->shape[0];
-    if (t && t->rank == 2 && !cf->hidden && t->shape[1] <= MLRT__MAX_DIM) cf->hidden = (uint32_t)t->shape[1];
-    mlrt__format_to(n, sizeof n, "%sembeddings.position_embeddings.weight", c->prefix);
-    if ((t = mlrt__tensorset_find(c->ts, n)) && t->rank == 2 && !cf->positions && t->shape[0] <= MLRT__ENC_MAX_POSITIONS)
-        cf->positions = (uint32_t)t->shape[0];
     mlrt__format_to(n, sizeof n, "%sembeddings.token_type_embeddings.weight", c->prefix);
-    if ((t = mlrt__tensorset_find(c->ts, n)) && t->rank == 2 && !cf->types && t->shape[0] <= MLRT__MAX_DIM) cf->types = (uint32_t)t->shape[0];
-    mlrt__format_to(n, sizeof n, "%sencoder.layer.0.intermediate.dense.bias", c->prefix);
-    if ((t = mlrt__tensorset_find(c->ts, n)) && t->rank == 1 && !cf->ffn && t->shape[0] <= MLRT__MAX_DIM) cf->ffn = (uint32_t)t->shape[0];
-    for (uint32_t l = 0; !cf->layers && l < MLRT__ENC_MAX_LAYERS; l++) {
-        mlrt__format_to(n, sizeof n, "%sencoder.layer.%u.output.dense.weight", c->prefix, l);
-        if (!mlrt__tensorset_find(c->ts, n)) cf->layers = l;
-    }
+    const mlrt__tensor *t = mlrt__tensorset_find(c->ts, n);
+    if (t && t->rank == 2 && t->shape[0] >= 1 && t->shape[0] <= MLRT__MAX_DIM) cf->types = (uint32_t)t->shape[0];
 }
 
 bool mlrt__is_bert(const mlrt__tensorset *ts) {
@@ -437,14 +425,15 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     }
     if (!st && c->ts->format == MLRT_FORMAT_APR) st = read_apr_metadata(c->ts, f != NULL, cf, err);
     if (st) return st;
-    sizes_from_shapes(c, cf);
+    if (!cf->types) types_from_shape(c, cf);
     if (!cf->eps) cf->eps = 1e-12;
     if (!cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "BertModel");
     if (!cf->have_heads)
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata has no num_heads (apr import without config.json): give "
                           "config.json with num_attention_heads");
     if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || !cf->types)
-        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the encoder's sizes are neither in its metadata nor in its tensors' shapes", c->fmt);
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes (hidden_size, num_layers, "
+                          "intermediate_size, vocab_size, max_position_embeddings): give config.json");
     if (cf->hidden % cf->heads)
         return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: hidden_size %u is not a multiple of num_attention_heads %u",
                           f ? f->name : "apr: metadata", cf->hidden, cf->heads);
@@ -523,7 +512,7 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
         d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps;
         st = read_tensors(&c, &cf, d);
     }
-    if (!st) d->dtype = d->layer[0].q.w_dtype;
+    if (!st) d->dtype = d->layer[0].w[0].w_dtype;
     if (!st) st = read_pooling_files(&c, pool_dir, mod != NULL, d, err);
     if (!st) st = read_lengths(&c, cf.positions, d, err);
     if (!st && (facts(&c, &cf, d), !d->facts_json)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");

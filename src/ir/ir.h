@@ -148,8 +148,8 @@ typedef struct mlrt__enc_src {
 } mlrt__enc_src;
 
 typedef struct mlrt__enc_layer {
-    mlrt__dense_src q, k, v, o;     /* [hidden][hidden] + [hidden] biases, [out][in] */
-    mlrt__dense_src up, down;       /* [ffn][hidden], [hidden][ffn] */
+    mlrt__dense_src w[6];           /* query, key, value, attention output ([hidden][hidden]), intermediate
+                                     * ([ffn][hidden]), output ([hidden][ffn]): [out][in] + [out] biases */
     mlrt__enc_src ln1_w, ln1_b;     /* attention.output.LayerNorm [hidden] */
     mlrt__enc_src ln2_w, ln2_b;     /* output.LayerNorm [hidden] */
 } mlrt__enc_layer;

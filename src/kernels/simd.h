@@ -23,6 +23,13 @@ static inline v4 madd(v4 a, v4 x, v4 y) { return (v4)wasm_f32x4_relaxed_madd((v1
 static inline v4 madd(v4 a, v4 x, v4 y) { return a + x * y; }
 #endif
 
+/* Before a loop that must stay a loop (short, or not hot): no unrolling, no vectorizing. */
+#if defined(__clang__)
+#define MLRT__ROLLED _Pragma("clang loop vectorize(disable) unroll(disable)")
+#else
+#define MLRT__ROLLED
+#endif
+
 /* Lanes as 32-bit integers (masks of comparisons, bit patterns). */
 typedef int32_t i4 __attribute__((vector_size(16)));
 /* Lanes of a where mask is all ones, of b elsewhere. */

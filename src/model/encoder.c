@@ -25,8 +25,9 @@ typedef struct table {
     float scale;                    /* APR_Q8 */
 } table;
 
+enum { Q, K, V, O, UP, DOWN }; /* a layer's dense weights */
 typedef struct layer {
-    mlrt__dense q, k, v, o, up, down;
+    mlrt__dense w[6];               /* query, key, value, attention output, intermediate, output */
     float *ln;                      /* [4][hidden]: attention LayerNorm weight, bias; output LayerNorm weight, bias */
 } layer;
 
@@ -43,7 +44,7 @@ typedef struct encoder {
     /* scratch, each model and fork its own */
     uint32_t cap;                   /* tokens a chunk holds */
     float *h, *q, *k, *v, *c, *f;   /* [cap][hidden] x 5, [cap][ffn] */
-    float *kt, *p;                  /* attention: [head width][positions + 3], [positions + 3] */
+    float *kt, *p;                  /* attention: [head width][positions + 15], [positions + 15] */
     uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
     int32_t *ids, *tt;              /* [cap] the chunk's token ids and type ids */
     int16_t *xq;                    /* quantized layers' row scratch */
@@ -101,19 +102,19 @@ static void forward(encoder *e, size_t n, size_t nt, float *out) {
     norm(e, e->ln, e->h, NULL, e->h, n);
     for (uint32_t l = 0; l < e->layers; l++) {
         const layer *L = &e->layer[l];
-        dense(e, &L->q, e->h, e->q, n);
-        dense(e, &L->k, e->h, e->k, n);
-        dense(e, &L->v, e->h, e->v, n);
+        dense(e, &L->w[Q], e->h, e->q, n);
+        dense(e, &L->w[K], e->h, e->k, n);
+        dense(e, &L->w[V], e->h, e->v, n);
         for (size_t s = 0; s < nt; s++)
             for (size_t a = 0; a < e->heads; a++) {
                 size_t at = e->starts[s] * H + a * d;
                 mlrt__attention(e->q + at, e->k + at, e->v + at, H, e->starts[s + 1] - e->starts[s], d, scale, e->c + at, e->kt, e->p);
             }
-        dense(e, &L->o, e->c, e->q, n);
+        dense(e, &L->w[O], e->c, e->q, n);
         norm(e, L->ln, e->q, e->h, e->h, n);
-        dense(e, &L->up, e->h, e->f, n);
+        dense(e, &L->w[UP], e->h, e->f, n);
         mlrt__gelu_n(e->f, n * e->ffn);
-        dense(e, &L->down, e->f, e->q, n);
+        dense(e, &L->w[DOWN], e->f, e->q, n);
         norm(e, L->ln + 2 * H, e->q, e->h, e->h, n);
     }
     for (size_t s = 0; s < nt; s++, out += e->dim) {
@@ -125,25 +126,24 @@ static void forward(encoder *e, size_t n, size_t nt, float *out) {
     }
 }
 
-/* The chunk buffers, for up to e->cap tokens (allocated at the first run). */
+/* The chunk buffers, for up to e->cap tokens, in one block (allocated at the first run). */
 static bool scratch(encoder *e) {
     if (e->h) return true;
-    const size_t cap = e->cap, H = e->hidden, n4 = e->positions + 3;
+    const size_t cap = e->cap, H = e->hidden, n16 = e->positions + 15;
     size_t in_q = 0;
-    for (uint32_t l = 0; l < e->layers; l++) {
-        const mlrt__dense *ds[6] = {&e->layer[l].q, &e->layer[l].k, &e->layer[l].v, &e->layer[l].o, &e->layer[l].up, &e->layer[l].down};
-        for (int k = 0; k < 6; k++) in_q = ds[k]->wq && ds[k]->in_q > in_q ? ds[k]->in_q : in_q;
-    }
-    if (in_q && (!(e->xq = malloc(in_q * sizeof *e->xq)) || !(e->xsum = malloc((in_q / 4 + 1) * sizeof *e->xsum)) ||
-                 !(e->xnz = malloc((in_q + 2) * sizeof *e->xnz))))
-        return false;
-    float *all = malloc((5 * H + e->ffn) * cap * sizeof(float));
+    for (uint32_t l = 0; l < e->layers; l++)
+        for (int k = 0; k < 6; k++) {
+            const mlrt__dense *w = &e->layer[l].w[k];
+            in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
+        }
+    size_t floats = (5 * H + e->ffn) * cap + (H / e->heads + 1) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    float *all = malloc((floats + words) * 4 + in_q * 2);
     if (!all) return false;
-    e->h = all, e->q = all + cap * H, e->k = all + 2 * cap * H, e->v = all + 3 * cap * H, e->c = all + 4 * cap * H;
-    e->f = all + 5 * cap * H;
-    return (e->kt = malloc((H / e->heads) * n4 * sizeof(float))) && (e->p = malloc(n4 * sizeof(float))) &&
-           (e->tok_pos = malloc(cap * sizeof *e->tok_pos)) && (e->starts = malloc((cap + 1) * sizeof *e->starts)) &&
-           (e->ids = malloc(cap * sizeof *e->ids)) && (e->tt = malloc(cap * sizeof *e->tt));
+    e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;
+    e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16;
+    e->tok_pos = (uint32_t *)(all + floats), e->starts = e->tok_pos + cap, e->ids = (int32_t *)e->starts + cap + 1, e->tt = e->ids + cap;
+    e->xsum = e->tt + cap, e->xnz = (uint32_t *)e->xsum + in_q / 4 + 1, e->xq = (int16_t *)(e->xnz + in_q + 2);
+    return true;
 }
 
 /* Checks a batch (ids, types, masks), then runs it a chunk of whole texts at a time into out [rows][dim]. */
@@ -268,16 +268,13 @@ static void enc_free(mlrt_model *m) {
     if (!e) return;
     if (!e->borrowed) {
         for (uint32_t l = 0; e->layer && l < e->layers; l++) {
-            layer *L = &e->layer[l];
-            mlrt__dense *ds[6] = {&L->q, &L->k, &L->v, &L->o, &L->up, &L->down};
-            for (int k = 0; k < 6; k++) mlrt__dense_release(ds[k]);
-            free(L->ln);
+            for (int k = 0; k < 6; k++) mlrt__dense_release(&e->layer[l].w[k]);
+            free(e->layer[l].ln);
         }
         free(e->layer), free(e->word.bytes), free(e->pos), free(e->type), free(e->ln), free(e->facts);
         mlrt_tokenizer_free(e->tok);
     }
-    free(e->h), free(e->kt), free(e->p), free(e->tok_pos), free(e->starts), free(e->ids), free(e->tt);
-    free(e->xq), free(e->xsum), free(e->xnz), free(e->lower.p), free(e->lower_ends.p);
+    free(e->h), free(e->lower.p), free(e->lower_ends.p);
     free(e);
 }
 
@@ -286,8 +283,7 @@ static void *enc_fork(const mlrt_model *m, mlrt_error *err) {
     if (!e) { mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory"); return NULL; }
     *e = *(const encoder *)m->impl;
     e->borrowed = true, e->tok = NULL; /* (a fork tokenizes nothing: the tokenizer is not shared) */
-    e->h = e->q = e->k = e->v = e->c = e->f = e->kt = e->p = NULL;
-    e->tok_pos = e->starts = NULL, e->ids = e->tt = NULL, e->xq = NULL, e->xsum = NULL, e->xnz = NULL;
+    e->h = NULL; /* (its scratch: allocated at its first run) */
     e->lower = e->lower_ends = (mlrt__vec){0};
     return e;
 }
@@ -372,13 +368,11 @@ MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, co
 }
 
 MLRT__SMALL static mlrt_status build_layer(encoder *e, const mlrt__enc_layer *s, const char *fmt, layer *L, mlrt_error *err) {
-    const mlrt__dense_src *src[6] = {&s->q, &s->k, &s->v, &s->o, &s->up, &s->down};
-    mlrt__dense *dst[6] = {&L->q, &L->k, &L->v, &L->o, &L->up, &L->down};
     mlrt_status st = MLRT_OK;
     for (int k = 0; k < 6 && !st; k++) {
-        if ((st = mlrt__dense_pack(src[k], fmt, dst[k], err))) break;
-        e->bytes += (dst[k]->wq ? dst[k]->q_bytes + dst[k]->qscale_bytes : (uint64_t)dst[k]->out_padded * dst[k]->in * 4) +
-                    dst[k]->out_padded * 4;
+        mlrt__dense *w = &L->w[k];
+        if ((st = mlrt__dense_pack(&s->w[k], fmt, w, err))) break;
+        e->bytes += (w->wq ? w->q_bytes + w->qscale_bytes : (uint64_t)w->out_padded * w->in * 4) + w->out_padded * 4;
     }
     const mlrt__enc_src *ln[4] = {&s->ln1_w, &s->ln1_b, &s->ln2_w, &s->ln2_b};
     if (!st && !(L->ln = malloc(4 * (size_t)e->hidden * sizeof *L->ln)))
