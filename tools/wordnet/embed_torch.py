@@ -8,8 +8,11 @@ Uses tools/wordnet/embed_ref.py's independent forward pass (plain torch, f32; to
     /usr/bin/python3 tools/wordnet/embed_torch.py --heldout   # build/wordnet/torch-heldout.f32  (heldout.jsonl definitions)
     /usr/bin/python3 tools/wordnet/embed_torch.py --texts FILE --out OUT.f32   # one text per line
 
-These are reference figures only: the committed/shipped index is made by mlrt's own encoder
-(tools/wordnet/index.mjs). A minute or two on 2 cores for all 147,306 lemmas.
+These are reference figures only: the shipped index is made by mlrt's own encoder
+(tools/wordnet/index.mjs). Debian's torch multiplies with the reference BLAS (libblas3), about 7x
+slower than OpenBLAS: extract libopenblas0-pthread (apt-get download; dpkg-deb -x) and run with
+LD_LIBRARY_PATH=<it>/usr/lib/x86_64-linux-gnu/openblas-pthread. TORCH_THREADS (default 2) sets
+torch's threads: 1 is faster on a busy machine.
 """
 import argparse
 import json
@@ -32,7 +35,7 @@ def main():
     ap.add_argument('--texts')
     ap.add_argument('--out')
     args = ap.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(os.environ.get('TORCH_THREADS', '2')))
     jobs = []
     build = os.path.join(ROOT, 'build', 'wordnet')
     if args.lemmas:
