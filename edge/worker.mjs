@@ -418,7 +418,7 @@ async function handle(request, env) {
     const search = hasWords() ? await getWords(cfg) : null;
     const limits = { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH };
     const searchInfo = search && {
-      search: { model: search.tag, ...search.detail, limits: { maxBodyBytes: Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES), maxQueryChars: MAX_QUERY_CHARS, maxK: MAX_K } },
+      search: { model: search.tag, ...search.detail, wasmMemoryBytes: search.rt.memoryBytes, bundleBytes: wordsPack.byteLength, limits: { maxBodyBytes: Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES), maxQueryChars: MAX_QUERY_CHARS, maxK: MAX_K } },
     };
     if (search && !cfg.modelUrl && !(embeddedModel?.byteLength > 0)) {
       return json({ model: null, ...searchInfo, isolate: { loads, served, searches }, limits });
