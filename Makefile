@@ -68,7 +68,7 @@ FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_binten
           build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer \
           build/fuzz/fuzz_encoder
 
-.PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean
+.PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean wordnet-index
 .DELETE_ON_ERROR:
 
 all build: $(WASM) build/mlrt build/libmlrt.a build/test_c build/bench/limits.wasm build/bench/limits-relaxed.wasm $(MODELS) $(APR_MODELS) $(WEB_MODELS)
@@ -252,8 +252,28 @@ build/models/digit-cnn.onnx: tests/onnx/zoo/digit-cnn.onnx
 web/models/%: build/models/%
 	cp $< $@
 
+# the Words tab: the WordNet encoder (committed in models/wordnet/) and its lemma index, which mlrt's
+# own encoder computes here (tools/wordnet/index.mjs: every lemma of lemmas.txt, Q8 rows)
+WORDNET_FILES = model.safetensors config.json tokenizer.json tokenizer_config.json modules.json \
+                1_Pooling/config.json sentence_bert_config.json metrics.json
+WEB_WORDS = $(WORDNET_FILES:%=web/models/wordnet/%) web/models/wordnet/lemmas.q8.index
+
+build/wordnet/lemmas.q8.index: $(WORDNET_FILES:%=models/wordnet/%) models/wordnet/lemmas.txt wasm/mlrt.wasm wasm/mlrt.mjs \
+                               tools/wordnet/index.mjs tools/wordnet/common.mjs web/lemma-index.mjs
+	$(NODE) tools/wordnet/index.mjs --dtype q8 --out $@
+
+wordnet-index: build/wordnet/lemmas.q8.index
+
+web/models/wordnet/lemmas.q8.index: build/wordnet/lemmas.q8.index
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+web/models/wordnet/%: models/wordnet/%
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 demo: deps
-	$(MAKE) wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(WEB_MODELS)
+	$(MAKE) wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(WEB_MODELS) $(WEB_WORDS)
 	$(MAKE) serve-demo
 
 serve-demo:
@@ -278,7 +298,7 @@ test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.js
 test-package: $(WASM) $(MODELS)
 	$(NODE) --test tests/package/package.check.mjs
 
-test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(MODELS) $(APR_MODELS)
+test-web: wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(MODELS) $(APR_MODELS) build/wordnet/lemmas.q8.index
 	$(NODE) --test tests/web/
 
 bench: $(WASM) build/bench/limits.wasm build/size/mlrt.wasm

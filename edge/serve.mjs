@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // serve.mjs — runs the edge worker locally under workerd, on 127.0.0.1 only.
 //
-//   node edge/serve.mjs [--port 8787] [--backend miniflare|workerd] [--model FILE | --no-embed]
+//   node edge/serve.mjs [--port 8787] [--backend miniflare|workerd] [--model FILE | --model wordnet | --no-embed]
 //                       [--model-url URL] [--engine mlrt|plain-js] [--build auto|simd|scalar]
 //                       [--max-body-bytes N] [--verbose] [--print-config]
 //
@@ -12,10 +12,10 @@
 // Also a library: startEdge(options) -> { url, backend, startedMs, stop() } for tests and the load test.
 
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundleModules, COMPATIBILITY_DATE, DEFAULT_MODEL, REPO_DIR } from './bundle.mjs';
 
@@ -87,6 +87,7 @@ ${binds}
 async function startWorkerd(opts, modules, bindings) {
   const dir = await mkdtemp(join(tmpdir(), 'mlrt-edge-'));
   for (const m of modules) {
+    await mkdir(dirname(join(dir, m.name)), { recursive: true });
     if (m.path === null) await writeFile(join(dir, m.name), new Uint8Array(0));
     else await symlink(m.path, join(dir, m.name));
   }

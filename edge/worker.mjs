@@ -4,6 +4,8 @@
 //   POST /predict/batch  n inputs:   JSON array of arrays,   or raw f32 of n x inputSize
 //   (answers are JSON; with Accept: application/octet-stream, the outputs as raw little-endian f32,
 //    their shape in X-Mlrt-Shape)
+//   POST /search         {"query": "a small boat pulled by a larger one", "k": 10} -> the k WordNet
+//                        words closest in meaning, with their cosine (a MODEL=wordnet bundle)
 //   GET  /info           the model, the runtime build (simd | scalar), the model source
 //
 // The wasm builds are imported as modules (CompiledWasm): workerd refuses to compile wasm
@@ -24,7 +26,10 @@ import relaxedWasm from './mlrt-relaxed.wasm';
 import simdWasm from './mlrt.wasm';
 import scalarWasm from './mlrt-scalar.wasm';
 import embeddedModel from './model.bin';
+import wordsPack from './words.bin';
 import { loadPlainModel } from './plain-js-model.mjs';
+import { unpackFiles } from './pack.mjs';
+import { readIndex } from './web/lemma-index.mjs';
 
 const DEFAULT_MAX_BODY_BYTES = 1 << 20;
 // An error is answered after the rest of the request body has been read and discarded, so the
@@ -37,6 +42,12 @@ const DRAIN_IDLE_MS = 1000;
 const MAX_BATCH = 1024;
 const MAX_MODEL_BYTES = 64 << 20;
 const MODEL_FETCH_TIMEOUT_MS = 15000;
+// POST /search: a small JSON body, a query of at most this many characters (the model reads its
+// first 64 tokens anyway), k words from 1 to MAX_K.
+const SEARCH_MAX_BODY_BYTES = 16 << 10;
+const MAX_QUERY_CHARS = 1000;
+const DEFAULT_K = 10;
+const MAX_K = 100;
 
 class HttpError extends Error {
   constructor(status, code, message, headers = {}) {
@@ -80,6 +91,7 @@ function config(env = {}) {
 let loaded = null; // { key, promise }
 let loads = 0;     // how many times this isolate loaded (fetched) a model
 let served = 0;    // successful predictions by this isolate
+let searches = 0;  // successful searches by this isolate
 
 function getModel(cfg) {
   const key = `${cfg.modelUrl}\n${cfg.engine}\n${cfg.build}`;
@@ -129,10 +141,8 @@ async function loadModel(cfg) {
     if (cfg.engine === 'plain-js') {
       model = loadPlainModel(bytes);
     } else {
-      const pick = cfg.build !== 'auto' ? cfg.build : relaxedSimdSupported() ? 'relaxed' : simd ? 'simd' : 'scalar';
-      const wasm = { relaxed: relaxedWasm, simd: simdWasm, scalar: scalarWasm }[pick];
-      const rt = await createRuntime({ wasm, simd: pick !== 'scalar', relaxed: pick === 'relaxed' });
-      build = rt.build.relaxed ? 'relaxed' : rt.build.simd ? 'simd' : 'scalar';
+      const rt = await runtime(cfg);
+      build = buildName(rt);
       model = rt.loadFromBytes(bytes);
     }
   } catch (e) {
@@ -147,6 +157,83 @@ async function loadModel(cfg) {
       runtime: { engine: cfg.engine, build, simdSupported: simd },
     },
   };
+}
+
+// The wasm build MLRT_BUILD asks for, or the best this engine runs.
+function runtime(cfg) {
+  const pick = cfg.build !== 'auto' ? cfg.build : relaxedSimdSupported() ? 'relaxed' : simdSupported() ? 'simd' : 'scalar';
+  const wasm = { relaxed: relaxedWasm, simd: simdWasm, scalar: scalarWasm }[pick];
+  return createRuntime({ wasm, simd: pick !== 'scalar', relaxed: pick === 'relaxed' });
+}
+
+const buildName = (rt) => (rt.build.relaxed ? 'relaxed' : rt.build.simd ? 'simd' : 'scalar');
+
+// ---- the reverse dictionary (words.bin), loaded once per isolate ----
+
+let words = null; // { key, promise }
+
+const hasWords = () => Boolean(wordsPack && wordsPack.byteLength > 0);
+
+function getWords(cfg) {
+  if (words?.key === cfg.build) return words.promise;
+  const promise = loadWords(cfg).catch((e) => {
+    if (words?.promise === promise) words = null;
+    throw e;
+  });
+  words = { key: cfg.build, promise };
+  return promise;
+}
+
+async function loadWords(cfg) {
+  if (!hasWords()) {
+    throw new HttpError(503, 'NO_SEARCH_INDEX', 'this worker embeds no reverse dictionary: build it with MODEL=wordnet (node edge/build.mjs --model wordnet)');
+  }
+  try {
+    const t0 = Date.now();
+    const files = unpackFiles(wordsPack);
+    const { 'lemmas.index': indexBytes, ...encoderFiles } = files;
+    if (!indexBytes) throw new Error('words.bin has no lemmas.index');
+    const index = readIndex(indexBytes);
+    const sha256 = hex(await crypto.subtle.digest('SHA-256', encoderFiles['model.safetensors'] ?? new Uint8Array(0)));
+    if (sha256 !== index.modelSha256) {
+      throw new Error(`the lemma index was made with another model (model SHA-256 ${index.modelSha256.slice(0, 16)}…, model.safetensors is ${sha256.slice(0, 16)}…)`);
+    }
+    const rt = await runtime(cfg);
+    const encoder = await rt.loadEncoder(encoderFiles);
+    if (encoder.info.dim !== index.dim) throw new Error(`the lemma index has ${index.dim} dimensions, the encoder ${encoder.info.dim}`);
+    const build = buildName(rt);
+    return {
+      encoder, index, rt,
+      tag: Object.freeze({ id: sha256.slice(0, 16), source: 'embedded', engine: `mlrt-${build}` }),
+      detail: {
+        encoder: encoder.info,
+        index: { dtype: index.dtype, dim: index.dim, count: index.count, bytes: index.bytes, generator: index.generator, modelSha256: index.modelSha256 },
+        runtime: { engine: 'mlrt', build },
+        loadMs: Date.now() - t0,
+      },
+    };
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(503, 'MODEL_UNAVAILABLE', `the embedded reverse dictionary cannot be loaded (${e.code ?? e.name}): ${e.message}`);
+  }
+}
+
+// {"query": string, "k"?: integer} -> { query, k }, or a 422 naming what is wrong.
+function parseSearch(bytes) {
+  const v = parseJson(bytes);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new HttpError(422, 'NOT_AN_OBJECT', `body is ${typeName(v)}, expected a JSON object {"query": "…", "k": ${DEFAULT_K}}`);
+  }
+  for (const key of Object.keys(v)) {
+    if (key !== 'query' && key !== 'k') throw new HttpError(422, 'UNKNOWN_FIELD', `unknown field "${key.slice(0, 40)}"; the fields are "query" and "k"`);
+  }
+  if (typeof v.query !== 'string') throw new HttpError(422, 'BAD_QUERY', `"query" is ${v.query === undefined ? 'missing' : typeName(v.query)}, expected a string`);
+  const query = v.query.trim();
+  if (!query) throw new HttpError(422, 'EMPTY_QUERY', '"query" is empty');
+  if (query.length > MAX_QUERY_CHARS) throw new HttpError(422, 'QUERY_TOO_LONG', `"query" has ${query.length} characters, over the limit of ${MAX_QUERY_CHARS}`);
+  const k = v.k === undefined ? DEFAULT_K : v.k;
+  if (!Number.isInteger(k) || k < 1 || k > MAX_K) throw new HttpError(422, 'BAD_K', `"k" is ${JSON.stringify(k)?.slice(0, 40)}, expected an integer from 1 to ${MAX_K}`);
+  return { query, k };
 }
 
 // ---- request bodies ----
@@ -312,6 +399,7 @@ function rawResponse(p, shape, tag) {
 const ROUTES = {
   '/predict': ['POST'],
   '/predict/batch': ['POST'],
+  '/search': ['POST'],
   '/info': ['GET', 'HEAD'],
 };
 
@@ -319,7 +407,7 @@ async function handle(request, env) {
   const { pathname } = new URL(request.url);
   const methods = ROUTES[pathname];
   if (!methods) {
-    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch or GET /info`);
+    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch, POST /search or GET /info`);
   }
   if (!methods.includes(request.method)) {
     throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${pathname}; use ${methods.join(' or ')}`, { allow: methods.join(', ') });
@@ -327,14 +415,37 @@ async function handle(request, env) {
   const cfg = config(env);
 
   if (pathname === '/info') {
+    const search = hasWords() ? await getWords(cfg) : null;
+    const limits = { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH };
+    const searchInfo = search && {
+      search: { model: search.tag, ...search.detail, wasmMemoryBytes: search.rt.memoryBytes, bundleBytes: wordsPack.byteLength, limits: { maxBodyBytes: Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES), maxQueryChars: MAX_QUERY_CHARS, maxK: MAX_K } },
+    };
+    if (search && !cfg.modelUrl && !(embeddedModel?.byteLength > 0)) {
+      return json({ model: null, ...searchInfo, isolate: { loads, served, searches }, limits });
+    }
     const m = await getModel(cfg);
     return json({
       model: m.tag,
       info: m.model.info,
       ...m.detail,
-      isolate: { loads, served },
-      limits: { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH },
+      ...searchInfo,
+      isolate: { loads, served, searches },
+      limits,
     });
+  }
+
+  if (pathname === '/search') {
+    if (mediaType(request) !== 'application/json') {
+      const type = mediaType(request);
+      throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type === null ? 'is missing' : `"${type}" is not supported`}; send application/json`, { 'accept-post': 'application/json' });
+    }
+    const bytes = await readBody(request, Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES));
+    const { query, k } = parseSearch(bytes);
+    const w = await getWords(cfg);
+    const x = w.encoder.embed(query);
+    const results = w.index.search(x, k).map(({ word, score }) => ({ word, score }));
+    searches++;
+    return json({ results, model: w.tag });
   }
 
   const type = mediaType(request);
