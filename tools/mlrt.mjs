@@ -7,6 +7,7 @@
 //   mlrt keygen [--type ed25519|x25519] --out NAME
 //   mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 //   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
+//   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile, chmod } from 'node:fs/promises';
@@ -27,6 +28,9 @@ const USAGE = `usage:
   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
                (TOKENIZER: a tokenizer.json, a vocab.txt or a model folder; prints {"ids":[...],"tokens":[...]}
                 per text, one line each; --input FILE: one text per line)
+  mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
+               (INDEX: a lemma index, e.g. build/wordnet/lemmas.q8.index; the encoder's folder is
+                --model DIR, by default INDEX's folder; the top k words (10) with their cosine)
   mlrt --version
 INPUT: a JSON array (one input) or array of arrays (a batch), or raw little-endian float32 values.
 --output json (default): each row's outputs and label; f32: the outputs as raw little-endian float32,
@@ -48,6 +52,7 @@ const COMMANDS = {
   keygen: { args: [], options: { type: true, out: true } },
   predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true, output: true, out: true } },
   tokenize: { args: ['TOKENIZER', 'TEXT'], minArgs: 1, options: { input: true, pair: true, 'max-length': true } },
+  search: { args: ['INDEX', 'QUERY'], minArgs: 1, options: { input: true, model: true, k: true, json: false } },
 };
 
 function parseArgs(argv) {
@@ -409,6 +414,7 @@ async function main(argv) {
   }
   if (command === 'convert') await convert(rt, positional, options);
   else if (command === 'tokenize') await tokenize(rt, positional, options);
+  else if (command === 'search') await search(rt, positional, options);
   else await predict(rt, positional, options);
   return 0;
 }
@@ -442,6 +448,45 @@ async function tokenize(rt, [path, text], options) {
   tok.dispose();
 }
 // ---- end of text ----
+
+// ---- the reverse dictionary: search a lemma index (issue 22) ----
+async function search(rt, [indexPath, query], options) {
+  if ((query === undefined) === (options.input === undefined)) throw new UsageError('search: give QUERY or --input FILE (not both)');
+  const k = options.k === undefined ? 10 : Number(options.k);
+  if (!(Number.isSafeInteger(k) && k > 0)) throw new UsageError(`--k must be a positive integer, got '${options.k}'`);
+  const { readIndex } = await import('../web/lemma-index.mjs');
+  const { dirname } = await import('node:path');
+  const { createHash } = await import('node:crypto');
+  let index;
+  try {
+    index = readIndex(await readBytes(indexPath, 'lemma index'));
+  } catch (e) {
+    if (e.name !== 'IndexError') throw e;
+    throw new CliError(`${indexPath}: ${e.message}`);
+  }
+  if (typeof rt.loadEncoder !== 'function') throw new CliError('search: this mlrt has no loadEncoder (the sentence encoder)');
+  const dir = options.model ?? dirname(indexPath);
+  const files = {};
+  for (const f of ['model.safetensors', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'modules.json', '1_Pooling/config.json', 'sentence_bert_config.json']) {
+    try {
+      files[f] = await readFile(`${dir}/${f}`);
+    } catch (e) {
+      if (['model.safetensors', 'config.json', 'tokenizer.json'].includes(f)) throw new CliError(`search: ${dir}/${f}: ${e.code === 'ENOENT' ? 'no such file (give the encoder\'s folder with --model DIR)' : e.message}`);
+    }
+  }
+  const sha = createHash('sha256').update(files['model.safetensors']).digest('hex');
+  if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; ${dir}/model.safetensors is ${sha.slice(0, 16)}…)`);
+  const enc = await rt.loadEncoder(files);
+  const queries = query !== undefined ? [query] : (await readFile(options.input, 'utf8')).split('\n').map((t) => t.replace(/\r$/, '')).filter((t) => t.trim());
+  const out = [];
+  for (const q of queries) {
+    const results = index.search(enc.embed(q), k).map(({ word, score }) => ({ word, score }));
+    out.push(options.json ? JSON.stringify({ query: q, results })
+      : `${queries.length > 1 ? `${q}\n` : ''}${results.map((r, i) => `${String(i + 1).padStart(3)}. ${r.score.toFixed(4)}  ${r.word}`).join('\n')}`);
+  }
+  process.stdout.write(`${out.join(options.json ? '\n' : '\n\n')}\n`);
+  enc.free?.();
+}
 
 try {
   process.exitCode = await main(process.argv.slice(2));

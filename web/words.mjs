@@ -105,6 +105,15 @@ export function initWords(host) {
       const transfer = { wasm: copy(runtime.bytes), files: Object.fromEntries(Object.entries(files).map(([k, v]) => [k, copy(v)])), index: copy(indexBytes) };
       worker.postMessage({ type: 'load', build: runtime.build, ...transfer },
         [transfer.wasm, transfer.index, ...Object.values(transfer.files)]);
+    }).catch(async (e) => {
+      worker.terminate();
+      // Files that passed their own checks but do not make a working encoder together (an index
+      // made with another model, weights the encoder refuses) leave the cache: the next visit
+      // fetches them again. (NO_ENCODER is the runtime's lack, not the files'.)
+      if (e.code !== 'NO_ENCODER' && host.cache()) {
+        await Promise.all(names.map((name) => host.cache().delete(new URL(name, base).href).catch(() => {})));
+      }
+      throw e;
     });
     worker.onmessage = ({ data }) => onResult(data);
     worker.onerror = (e) => messages.fail(new WordsError('WORKER_FAILED', e.message ?? 'the search worker failed'));
@@ -214,6 +223,7 @@ export function initWords(host) {
     if (name === 'words') {
       state.started ??= load().catch((e) => {
         progress.done();
+        host.showCacheUsage();
         document.body.dataset.wordsState = 'error';
         messages.fail(e);
         messages.info('The word search could not start. Reload to try again.');
