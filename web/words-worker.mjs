@@ -27,6 +27,7 @@ async function load({ wasm, build, files, index: indexBytes }) {
   encoder = await rt.loadEncoder(named);
   const t2 = performance.now();
   index = readIndex(new Uint8Array(indexBytes));
+  if (index.dtype === 'q8') index.useRuntime(rt); // the scan on mlrt's Q8 kernels, not a JS loop
   const sha = hex(await crypto.subtle.digest('SHA-256', named['model.safetensors']));
   if (sha !== index.modelSha256) {
     throw fail('INDEX_MISMATCH', `the lemma index was made with another model (its model SHA-256 ${index.modelSha256.slice(0, 16)}…, model.safetensors is ${sha.slice(0, 16)}…)`);
@@ -39,7 +40,7 @@ async function load({ wasm, build, files, index: indexBytes }) {
     info: encoder.info,
     tokenizer: encoder.tokenizer.info,
     build: rt.build,
-    index: { dtype, dim, count, generator, bytes, modelSha256 },
+    index: { dtype, dim, count, generator, bytes, modelSha256, engine: index.engine },
     ms: { runtime: t1 - t0, encoder: t2 - t1, index: t3 - t2 },
   };
 }

@@ -140,7 +140,7 @@ export function initWords(host) {
     setText('w-fact-tokenizer', `WordPiece, ${formatCount(info.vocabSize ?? tokenizer.vocabSize)} tokens (bert-base-uncased)`);
     setText('w-fact-pooling', `${info.pooling} over the tokens${info.normalize ? ', L2-normalized: scores are cosines' : ''}`);
     setText('w-fact-weights', `${info.dtype}${info.weightBytes ? `, ${formatBytes(info.weightBytes)}` : ''}${info.unusedTensors?.length ? `; ${info.unusedTensors.length} unused tensors` : ''}`);
-    setText('w-fact-index', `${formatCount(index.count)} words × ${index.dim} ${index.dtype}, ${formatBytes(index.bytes)}, embedded by ${index.generator}`);
+    setText('w-fact-index', `${formatCount(index.count)} words × ${index.dim} ${index.dtype}, ${formatBytes(index.bytes)}, embedded by ${index.generator}; scored by ${index.engine === 'mlrt' ? 'mlrt\'s Q8 kernels' : 'JavaScript'}`);
     const ev = metrics?.eval?.f32, bm = metrics?.bm25?.wordpiece;
     setText('w-fact-quality', ev ? `held-out definitions: the right word in the top 10 for ${(ev['recall@10'] * 100).toFixed(1)}%, first for ${(ev['recall@1'] * 100).toFixed(1)}%${bm ? ` (BM25: ${(bm['recall@10'] * 100).toFixed(1)}%)` : ''}` : '–');
     setText('w-fact-build', `${build.relaxed ? 'relaxed SIMD' : build.simd ? 'SIMD128' : 'scalar'}, in a Web Worker`);
