@@ -205,7 +205,11 @@ async function loadWords(cfg) {
     const rt = await runtime(cfg);
     const encoder = await rt.loadEncoder(encoderFiles);
     if (encoder.info.dim !== index.dim) throw new Error(`the lemma index has ${index.dim} dimensions, the encoder ${encoder.info.dim}`);
-    if (cfg.scoring === 'mlrt' && index.dtype === 'q8') index.useRuntime(rt);
+    // The scan on mlrt's Q8 kernels: on the SIMD128 build (int16 inputs) when the encoder runs the
+    // relaxed one (7-bit inputs, which move near-ties), as the demo page does.
+    if (cfg.scoring === 'mlrt' && index.dtype === 'q8') {
+      index.useRuntime(rt.build.relaxed ? await createRuntime({ wasm: simdWasm, simd: true, relaxed: false }) : rt);
+    }
     const build = buildName(rt);
     return {
       encoder, index, rt,
