@@ -21,6 +21,7 @@
 //   MODEL_ENGINE    "mlrt" (default) | "plain-js" (edge/plain-js-model.mjs, for comparison)
 //   MLRT_BUILD      "auto" (default: feature detection: relaxed SIMD, else SIMD128, else scalar) | "relaxed" | "simd" | "scalar"
 //   MAX_BODY_BYTES  request body limit, default 1048576 (1 MiB)
+//   SEARCH_SCORING  "mlrt" (default: the lemma index scored by mlrt's Q8 kernels) | "js" (a JavaScript loop)
 // (The main module exports only the handler: workerd treats every named export as an entrypoint.)
 // Every error is JSON { error: { code, message } }; the statuses are listed in edge/README.md.
 
@@ -82,6 +83,8 @@ function config(env = {}) {
   const modelUrl = typeof env.MODEL_URL === 'string' ? env.MODEL_URL.trim() : '';
   const engine = String(env.MODEL_ENGINE ?? 'mlrt').trim() || 'mlrt';
   const build = String(env.MLRT_BUILD ?? 'auto').trim() || 'auto';
+  const scoring = String(env.SEARCH_SCORING ?? 'mlrt').trim() || 'mlrt';
+  if (!['mlrt', 'js'].includes(scoring)) throw new HttpError(503, 'MISCONFIGURED', `SEARCH_SCORING must be "mlrt" or "js", got "${scoring}"`);
   const maxBody = env.MAX_BODY_BYTES === undefined || env.MAX_BODY_BYTES === '' ? DEFAULT_MAX_BODY_BYTES : Number(env.MAX_BODY_BYTES);
   if (!['mlrt', 'plain-js'].includes(engine)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_ENGINE must be "mlrt" or "plain-js", got "${engine}"`);
   if (!['auto', 'relaxed', 'simd', 'scalar'].includes(build)) throw new HttpError(503, 'MISCONFIGURED', `MLRT_BUILD must be "auto", "relaxed", "simd" or "scalar", got "${build}"`);
@@ -91,7 +94,7 @@ function config(env = {}) {
     try { u = new URL(modelUrl); } catch { u = null; }
     if (!u || !['http:', 'https:'].includes(u.protocol)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_URL must be an http(s) URL, got "${modelUrl}"`);
   }
-  return { modelUrl, engine, build, maxBody };
+  return { modelUrl, engine, build, maxBody, scoring };
 }
 
 // ---- the model, loaded once per isolate and kept for later requests ----
@@ -184,12 +187,13 @@ let words = null; // { key, promise }
 const hasWords = () => Boolean(wordsPack && wordsPack.byteLength > 0);
 
 function getWords(cfg) {
-  if (words?.key === cfg.build) return words.promise;
+  const key = `${cfg.build}\n${cfg.scoring}`;
+  if (words?.key === key) return words.promise;
   const promise = loadWords(cfg).catch((e) => {
     if (words?.promise === promise) words = null;
     throw e;
   });
-  words = { key: cfg.build, promise };
+  words = { key, promise };
   return promise;
 }
 
@@ -210,13 +214,18 @@ async function loadWords(cfg) {
     const rt = await runtime(cfg);
     const encoder = await rt.loadEncoder(encoderFiles);
     if (encoder.info.dim !== index.dim) throw new Error(`the lemma index has ${index.dim} dimensions, the encoder ${encoder.info.dim}`);
+    // The scan on mlrt's Q8 kernels: on the SIMD128 build (int16 inputs) when the encoder runs the
+    // relaxed one (7-bit inputs, which move near-ties), as the demo page does.
+    if (cfg.scoring === 'mlrt' && index.dtype === 'q8') {
+      index.useRuntime(rt.build.relaxed ? await createRuntime({ wasm: simdWasm, simd: true, relaxed: false }) : rt);
+    }
     const build = buildName(rt);
     return {
       encoder, index, rt,
       tag: Object.freeze({ id: sha256.slice(0, 16), source: 'embedded', engine: `mlrt-${build}` }),
       detail: {
         encoder: encoder.info,
-        index: { dtype: index.dtype, dim: index.dim, count: index.count, bytes: index.bytes, generator: index.generator, modelSha256: index.modelSha256 },
+        index: { dtype: index.dtype, dim: index.dim, count: index.count, bytes: index.bytes, generator: index.generator, modelSha256: index.modelSha256, scoring: index.engine },
         runtime: { engine: 'mlrt', build },
         loadMs: Date.now() - t0,
       },

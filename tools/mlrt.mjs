@@ -8,6 +8,7 @@
 //   mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 //   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
 //   mlrt embed MODEL --text TEXT | --input FILE|- [--output json|f32|npy] [--out OUTFILE]
+//   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -34,6 +35,9 @@ const USAGE = `usage:
                 tokenizer.json, sentence-transformers' modules.json, 1_Pooling/, ...), or its .apr or
                 .safetensors file with those files beside it; one embedding per text, --input: one per
                 line. json: an array of n arrays of dim numbers; f32: raw little-endian n x dim; npy: (n, dim))
+  mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
+               (INDEX: a lemma index, e.g. build/wordnet/lemmas.q8.index; the encoder's folder is
+                --model DIR, by default INDEX's folder; the top k words (10) with their cosine)
   mlrt --version
 INPUT: a JSON array (one input) or array of arrays (a batch), or raw little-endian float32 values.
 --output json (default): each row's outputs and label; f32: the outputs as raw little-endian float32,
@@ -56,6 +60,7 @@ const COMMANDS = {
   predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true, output: true, out: true } },
   tokenize: { args: ['TOKENIZER', 'TEXT'], minArgs: 1, options: { input: true, pair: true, 'max-length': true } },
   embed: { args: ['MODEL'], options: { text: true, input: true, output: true, out: true } },
+  search: { args: ['INDEX', 'QUERY'], minArgs: 1, options: { input: true, model: true, k: true, json: false } },
 };
 
 function parseArgs(argv) {
@@ -423,6 +428,7 @@ async function main(argv) {
   if (command === 'convert') await convert(rt, positional, options);
   else if (command === 'tokenize') await tokenize(rt, positional, options);
   else if (command === 'embed') await embed(rt, positional, options);
+  else if (command === 'search') await search(rt, positional, options);
   else await predict(rt, positional, options);
   return 0;
 }
@@ -558,6 +564,45 @@ function encoderText(r) {
   return lines.join('\n');
 }
 // ---- end of sentence encoders ----
+
+// ---- the reverse dictionary: search a lemma index (issue 22) ----
+async function search(rt, [indexPath, query], options) {
+  if ((query === undefined) === (options.input === undefined)) throw new UsageError('search: give QUERY or --input FILE (not both)');
+  const k = options.k === undefined ? 10 : Number(options.k);
+  if (!(Number.isSafeInteger(k) && k > 0)) throw new UsageError(`--k must be a positive integer, got '${options.k}'`);
+  const { readIndex } = await import('../web/lemma-index.mjs');
+  const { dirname } = await import('node:path');
+  const { createHash } = await import('node:crypto');
+  let index;
+  try {
+    index = readIndex(await readBytes(indexPath, 'lemma index'));
+  } catch (e) {
+    if (e.name !== 'IndexError') throw e;
+    throw new CliError(`${indexPath}: ${e.message}`);
+  }
+  if (typeof rt.loadEncoder !== 'function') throw new CliError('search: this mlrt has no loadEncoder (the sentence encoder)');
+  const dir = options.model ?? dirname(indexPath);
+  const files = {};
+  for (const f of ['model.safetensors', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'modules.json', '1_Pooling/config.json', 'sentence_bert_config.json']) {
+    try {
+      files[f] = await readFile(`${dir}/${f}`);
+    } catch (e) {
+      if (['model.safetensors', 'config.json', 'tokenizer.json'].includes(f)) throw new CliError(`search: ${dir}/${f}: ${e.code === 'ENOENT' ? 'no such file (give the encoder\'s folder with --model DIR)' : e.message}`);
+    }
+  }
+  const sha = createHash('sha256').update(files['model.safetensors']).digest('hex');
+  if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; ${dir}/model.safetensors is ${sha.slice(0, 16)}…)`);
+  const enc = await rt.loadEncoder(files);
+  const queries = query !== undefined ? [query] : (await readFile(options.input, 'utf8')).split('\n').map((t) => t.replace(/\r$/, '')).filter((t) => t.trim());
+  const out = [];
+  for (const q of queries) {
+    const results = index.search(enc.embed(q), k).map(({ word, score }) => ({ word, score }));
+    out.push(options.json ? JSON.stringify({ query: q, results })
+      : `${queries.length > 1 ? `${q}\n` : ''}${results.map((r, i) => `${String(i + 1).padStart(3)}. ${r.score.toFixed(4)}  ${r.word}`).join('\n')}`);
+  }
+  process.stdout.write(`${out.join(options.json ? '\n' : '\n\n')}\n`);
+  enc.free?.();
+}
 
 try {
   process.exitCode = await main(process.argv.slice(2));

@@ -25,6 +25,12 @@
 // Q8 rows: scale = max|row| / 127 (f32), q = round half away from zero (x / scale).
 // The score of row r for a query x is dot(row r, x) (for q8: scale_r x dot(q_r, x)); with
 // normalized rows and a normalized query that is the cosine similarity.
+//
+// Scoring runs in JavaScript (a loop per dtype), or, after index.useRuntime(rt) on a q8 index, in
+// mlrt itself: the int8 rows become one dense layer [count, dim] of an in-memory .apr v2 (APR Q8,
+// tensor scale 1, identity activation) that mlrt's SIMD Q8 kernels run, each output then
+// multiplied by its row's scale. mlrt's Q8 kernels quantize the query (to int16, or to 7 bits in
+// the relaxed-SIMD build), so these scores differ from the JavaScript ones in the last digits.
 
 import { crc32 } from '../wasm/crc32.mjs';
 
@@ -199,6 +205,7 @@ export class LemmaIndex {
   #rows;
   #scales;
   #scores;
+  #model = null; // the rows as an mlrt dense model (useRuntime)
   #decoder = new TextDecoder();
 
   constructor({ dtype, dim, count, normalized, modelSha256, generator, bytes, strings, ends, rows, scales }) {
@@ -229,13 +236,34 @@ export class LemmaIndex {
     return out;
   }
 
+  /**
+   * Scores with mlrt's Q8 kernels from now on (a q8 index): rt is an mlrt runtime (createRuntime).
+   * Costs one copy of the rows in rt's memory and a few hundred ms; returns this index.
+   */
+  useRuntime(rt) {
+    if (!this.#scales) throw new IndexError('INVALID_ARGUMENT', 'useRuntime: only a q8 index scores with mlrt');
+    const model = rt.loadFromBytes(aprDenseQ8(new Uint8Array(this.#rows.buffer, this.#rows.byteOffset, this.#rows.length), this.count, this.dim));
+    if (model.info.inputSize !== this.dim || model.info.outputSize !== this.count) throw new IndexError('INTERNAL', 'useRuntime: mlrt read the rows with another shape');
+    this.#model?.dispose();
+    this.#model = model;
+    return this;
+  }
+
+  /** 'mlrt' after useRuntime, else 'js'. */
+  get engine() {
+    return this.#model ? 'mlrt' : 'js';
+  }
+
   /** Scores of every row for query x (Float32Array of dim), into a reused Float32Array of count. */
   scores(x) {
     const d = this.dim;
     if (!(x instanceof Float32Array) || x.length !== d) throw new IndexError('INVALID_ARGUMENT', `search: the query must be a Float32Array of ${d}, got ${x?.constructor?.name} of ${x?.length}`);
     for (let j = 0; j < d; j++) if (!Number.isFinite(x[j])) throw new IndexError('INVALID_ARGUMENT', `search: query value ${j} is ${x[j]}`);
     const out = (this.#scores ??= new Float32Array(this.count));
-    if (this.#scales) scoreQ8(this.#rows, this.#scales, x, d, out);
+    if (this.#model) {
+      const y = this.#model.predict(x), s = this.#scales;
+      for (let r = 0; r < out.length; r++) out[r] = s[r] * y[r];
+    } else if (this.#scales) scoreQ8(this.#rows, this.#scales, x, d, out);
     else scoreF32(this.#rows, x, d, out);
     return out;
   }
@@ -251,6 +279,41 @@ export class LemmaIndex {
   #scoresAt(i) {
     return this.#scores[i];
   }
+}
+
+// The int8 rows as an .apr v2 (spec: shared/specs/apr.md) of one APR Q8 tensor "0" [count, dim]
+// (an f32 scale of 1, then the int8 values) with metadata {"model_type": "mlp", "activations":
+// "identity"}: for mlrt, a one-layer network of dim inputs and count outputs, no bias.
+function aprDenseQ8(q, count, dim) {
+  const enc = new TextEncoder(), pad64 = (n) => (n + 63) & ~63;
+  const meta = enc.encode(JSON.stringify({ model_type: 'mlp', name: 'lemma-index', activations: 'identity' }));
+  const entry = new Uint8Array(2 + 1 + 2 + 16 + 16), ev = new DataView(entry.buffer);
+  ev.setUint16(0, 1, true);
+  entry[2] = 0x30; // the name "0"
+  entry[3] = 129; // APR Q8
+  entry[4] = 2; // rank
+  ev.setBigUint64(5, BigInt(count), true);
+  ev.setBigUint64(13, BigInt(dim), true);
+  ev.setBigUint64(21, 0n, true); // offset in the data section
+  ev.setBigUint64(29, BigInt(4 + q.length), true);
+  const indexAt = 64 + pad64(meta.length), dataAt = indexAt + pad64(entry.length);
+  const body = dataAt + pad64(4 + q.length);
+  const out = new Uint8Array(body + 4), dv = new DataView(out.buffer);
+  out.set(enc.encode('APR\0'), 0);
+  out[4] = 2;
+  dv.setUint16(6, 0x0400 | 0x0020, true); // row-major layout, quantized
+  dv.setUint32(8, 1, true);
+  dv.setBigUint64(12, 64n, true);
+  dv.setUint32(20, meta.length, true);
+  dv.setBigUint64(24, BigInt(indexAt), true);
+  dv.setBigUint64(32, BigInt(dataAt), true);
+  dv.setUint32(40, crc32(out.subarray(0, 40), out.subarray(44, 64)), true);
+  out.set(meta, 64);
+  out.set(entry, indexAt);
+  dv.setFloat32(dataAt, 1, true);
+  out.set(q, dataAt + 4);
+  dv.setUint32(body, crc32(out.subarray(0, body)), true);
+  return out;
 }
 
 // The hot loops, one per dtype so that each stays monomorphic: count x dim multiply-adds

@@ -2,7 +2,8 @@
 // WordNet sentence encoder and the lemma index live here; the page (words.mjs) sends the bytes
 // it downloaded and cached, then queries, and gets back the tokens and the ranked words.
 //
-//   page -> worker  { type: 'load', wasm: ArrayBuffer, build: { simd, relaxed }, files: { name: ArrayBuffer }, index: ArrayBuffer }
+//   page -> worker  { type: 'load', wasm: ArrayBuffer, build: { simd, relaxed }, files: { name: ArrayBuffer }, index: ArrayBuffer,
+//                     scoreWasm: ArrayBuffer | null (mlrt.wasm, SIMD128, for the index scan when wasm is the relaxed build) }
 //   worker -> page  { type: 'loaded', info, tokenizer, index: { ... }, ms: { runtime, encoder, index } }
 //                 | { type: 'error', code, message }
 //   page -> worker  { type: 'query', id, text, k }
@@ -18,7 +19,7 @@ let encoder = null, index = null;
 const hex = (buf) => Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, '0')).join('');
 const fail = (code, message) => Object.assign(new Error(message), { code });
 
-async function load({ wasm, build, files, index: indexBytes }) {
+async function load({ wasm, build, files, index: indexBytes, scoreWasm }) {
   const t0 = performance.now();
   const rt = await createRuntime({ wasm, ...build });
   const t1 = performance.now();
@@ -27,6 +28,10 @@ async function load({ wasm, build, files, index: indexBytes }) {
   encoder = await rt.loadEncoder(named);
   const t2 = performance.now();
   index = readIndex(new Uint8Array(indexBytes));
+  // The scan on mlrt's Q8 kernels, not a JS loop; on the SIMD128 build (int16 inputs), not the
+  // relaxed one (7-bit inputs): see words.mjs.
+  const scoreRt = scoreWasm ? await createRuntime({ wasm: scoreWasm, simd: true, relaxed: false }) : rt;
+  if (index.dtype === 'q8') index.useRuntime(scoreRt);
   const sha = hex(await crypto.subtle.digest('SHA-256', named['model.safetensors']));
   if (sha !== index.modelSha256) {
     throw fail('INDEX_MISMATCH', `the lemma index was made with another model (its model SHA-256 ${index.modelSha256.slice(0, 16)}…, model.safetensors is ${sha.slice(0, 16)}…)`);
@@ -39,7 +44,7 @@ async function load({ wasm, build, files, index: indexBytes }) {
     info: encoder.info,
     tokenizer: encoder.tokenizer.info,
     build: rt.build,
-    index: { dtype, dim, count, generator, bytes, modelSha256 },
+    index: { dtype, dim, count, generator, bytes, modelSha256, engine: index.engine, build: scoreRt.build },
     ms: { runtime: t1 - t0, encoder: t2 - t1, index: t3 - t2 },
   };
 }

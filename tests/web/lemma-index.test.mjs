@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32 } from '../../wasm/crc32.mjs';
+import { createRuntime } from '../../wasm/mlrt.mjs';
 import { HEADER_BYTES, IndexError, quantizeRow, readIndex, topK, writeIndex } from '../../web/lemma-index.mjs';
 
 const SHA = 'ab'.repeat(32);
@@ -110,6 +111,28 @@ test('search: the top k of a float64 brute force, best first, ties to the lower 
   assert.throws(() => ix.search(new Float32Array(11)), /Float32Array of 12/);
   assert.throws(() => ix.search(Float32Array.from({ length: 12 }, () => NaN)), /query value 0 is NaN/);
   assert.throws(() => ix.search(rows(1, 12), 0), /k must be a positive integer/);
+});
+
+test('useRuntime: mlrt\'s Q8 kernels score a q8 index as the JavaScript loop does, to the query\'s quantization', async () => {
+  const n = 3000, dim = 32, emb = rows(n, dim, 11);
+  const words = Array.from({ length: n }, (_, i) => `w${i}`);
+  const bytes = writeIndex({ words, embeddings: emb, dim, dtype: 'q8', modelSha256: SHA });
+  const js = readIndex(bytes);
+  for (const options of [{ relaxed: false }, { simd: false }]) {
+    const ix = readIndex(bytes).useRuntime(await createRuntime(options));
+    assert.equal(ix.engine, 'mlrt');
+    assert.equal(js.engine, 'js');
+    let agree = 0;
+    for (let t = 0; t < 30; t++) {
+      const x = rows(1, dim, 500 + t);
+      const a = js.scores(x).slice(), b = ix.scores(x);
+      // mlrt quantizes the query to int16 (SIMD128 and scalar builds): errors of about 1e-5 of |x|
+      for (let r = 0; r < n; r++) assert.ok(Math.abs(a[r] - b[r]) < 1e-4, `${JSON.stringify(options)} query ${t} row ${r}: ${a[r]} vs ${b[r]}`);
+      if (js.search(x, 10).map((g) => g.index).join() === ix.search(x, 10).map((g) => g.index).join()) agree++;
+    }
+    assert.ok(agree >= 27, `${JSON.stringify(options)}: top 10 equal to JavaScript's for ${agree}/30`);
+  }
+  assert.throws(() => readIndex(make('f32')).useRuntime(null), /only a q8 index/);
 });
 
 test('the writer refuses what it cannot store', () => {
