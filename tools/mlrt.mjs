@@ -2,6 +2,7 @@
 // mlrt: inspect, convert, sign/encrypt and run model files from the command line.
 //   mlrt inspect FILE [--json] [--public-key PUBFILE]
 //   mlrt convert IN OUT [--apr-version 1|2] [--quantize q8|q4] [--compress lz4|zstd|zstd-max]
+//                [--embeddings f32|q8] (IN a BERT encoder's folder: an .apr v2 as `apr import --arch bert` writes it)
 //                [--sign KEYFILE] [--encrypt-password PW | --password-file F] [--recipient PUBFILE]
 //                [--name NAME] [--description TEXT] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 //   mlrt keygen [--type ed25519|x25519] --out NAME
@@ -18,6 +19,7 @@ import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { crc32 } from '../wasm/crc32.mjs';
 import * as aprCrypto from '../wasm/apr-crypto.mjs';
 import { modelToApr, AprWriteError } from './apr/writer.mjs';
+import { encoderToApr } from './apr/encoder.mjs';
 
 const USAGE = `usage:
   mlrt inspect FILE | DIR [--json] [--public-key PUBFILE]   (DIR: a sentence encoder's folder)
@@ -25,6 +27,9 @@ const USAGE = `usage:
                [--sign KEYFILE] [--encrypt-password PW | --password-file F] [--recipient PUBFILE]
                [--name NAME] [--description TEXT]
                [--password PW] [--key KEYFILE] [--public-key PUBFILE]   (to read IN)
+  mlrt convert FOLDER OUT.apr [--quantize q8] [--embeddings f32|q8] [--name NAME]
+               (FOLDER: a BERT encoder's config.json and model.safetensors; its tokenizer and
+                sentence-transformers files stay beside the .apr)
   mlrt keygen [--type ed25519|x25519] --out NAME      (writes NAME.key, mode 0600, and NAME.pub)
   mlrt predict FILE INPUT|- [--output json|f32|npy] [--out OUTFILE] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
@@ -53,7 +58,7 @@ const COMMANDS = {
   inspect: { args: ['FILE'], options: { json: false, 'public-key': true } },
   convert: {
     args: ['IN', 'OUT'],
-    options: { 'apr-version': true, quantize: true, compress: true, sign: true, 'encrypt-password': true, 'password-file': true,
+    options: { 'apr-version': true, quantize: true, embeddings: true, compress: true, sign: true, 'encrypt-password': true, 'password-file': true,
       recipient: true, name: true, description: true, password: true, key: true, 'public-key': true },
   },
   keygen: { args: [], options: { type: true, out: true } },
@@ -237,7 +242,25 @@ function inspectText(r) {
 
 const V1_ONLY = ['compress', 'sign', 'encrypt-password', 'password-file', 'recipient'];
 
+/** An encoder's folder -> .apr v2 (tools/apr/encoder.mjs). */
+async function convertEncoder(input, output, options) {
+  const quantize = choice(options, 'quantize', ['q8']), embeddings = choice(options, 'embeddings', ['f32', 'q8']);
+  const files = {};
+  for (const f of ['config.json', 'model.safetensors']) files[f] = await readBytes(`${input}/${f}`, f);
+  let r;
+  try {
+    r = encoderToApr(files, { quantize, embeddings, name: options.name ?? input.replace(/\/+$/, '').split('/').pop() });
+  } catch (e) {
+    throw new CliError(`convert: ${e.message}`);
+  }
+  await writeOut(output, r.bytes);
+  process.stdout.write(`wrote ${output} (${r.bytes.length} bytes, apr v2, bert encoder, ${r.tensors} tensors, ${r.quantized} as q8)\n`);
+}
+
 async function convert(rt, [input, output], options) {
+  const { statSync } = await import('node:fs');
+  if (statSync(input, { throwIfNoEntry: false })?.isDirectory()) return convertEncoder(input, output, options);
+  if (options.embeddings !== undefined) throw new UsageError('--embeddings is for an encoder folder');
   const quantize = choice(options, 'quantize', ['q8', 'q4']);
   const compression = choice(options, 'compress', ['lz4', 'zstd', 'zstd-max']);
   const explicit = choice(options, 'apr-version', ['1', '2']);

@@ -285,6 +285,42 @@ static void test_batch_invariance(void) {
     }
 }
 
+/* The outputs of every weights file, pooling and batch in tests/encoder-builds.test.mjs's order, against
+ * tests/c/encoder/bits.f32: the wasm builds check the same file, so native and wasm give the same bits.
+ * MLRT_WRITE_BITS=1 build/test_c test_native_bits writes it (after a change of the arithmetic). */
+static void test_native_bits(void) {
+    static const struct { const char *name, *weights; uint32_t hidden; } W[] = {
+        {"tiny", "model.safetensors", 32}, {"tiny", "model.f16.safetensors", 32}, {"tiny", "model.bf16.safetensors", 32},
+        {"odd", "model.safetensors", 12}};
+    static const char *const P[] = {"mean_norm", "cls_norm", "max", "weighted"};
+    bytes all = {0};
+    for (size_t w = 0; w < LEN(W); w++)
+        for (size_t p = 0; p < LEN(P); p++) {
+            char path[128];
+            folder d = {0};
+            snprintf(path, sizeof path, DIR "%s/%s", W[w].name, W[w].weights);
+            add(&d, "model.safetensors", must_read(path));
+            snprintf(path, sizeof path, DIR "%s/config.json", W[w].name);
+            add(&d, "config.json", must_read(path));
+            pooling_files(&d, P[p], W[w].hidden);
+            mlrt_model *m = LOAD(&d);
+            for (int bi = 0; m && bi < 2; bi++) {
+                tbatch b = get_batch(W[w].name, bi);
+                const float *y = RUN(m, &b);
+                if (y) put(&all, y, b.rows * W[w].hidden * 4);
+            }
+        }
+    done(all);
+    if (getenv("MLRT_WRITE_BITS")) {
+        FILE *f = fopen(DIR "bits.f32", "wb");
+        CHECK(f && fwrite(all.p, 1, all.n, f) == all.n);
+        if (f) fclose(f);
+    }
+    bytes want = must_read(DIR "bits.f32");
+    CHECK_MSG(want.n == all.n && memcmp(want.p, all.p, all.n) == 0, "the outputs differ from tests/c/encoder/bits.f32 (%zu vs %zu bytes)",
+              all.n, want.n);
+}
+
 /* ------------------------------------------------------------------ texts */
 
 /* A WordPiece tokenizer over tiny's 40 ids. */
@@ -842,6 +878,7 @@ static void test_attention_kernel(void) {
 
 const test_case encoder_tests[] = {
     T(test_golden_f32), T(test_golden_f16), T(test_golden_bf16), T(test_golden_prefixed_odd), T(test_batch_invariance),
+    T(test_native_bits),
     T(test_embed), T(test_info), T(test_apr), T(test_apr_q8), T(test_bad_config), T(test_bad_tensors),
     T(test_bad_pooling), T(test_subfolder), T(test_bad_inputs), T(test_load_from_bytes), T(test_exp_gelu_sweep),
     T(test_attention_kernel), {0},
