@@ -257,6 +257,7 @@ function parseSearch(bytes) {
 // {"texts": [string, ...]} -> texts, or a 4xx naming what is wrong (the token counts are checked later,
 // with the model's tokenizer).
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATE_G = new RegExp(LONE_SURROGATE.source, 'g');
 function parseEmbed(bytes) {
   const v = parseJson(bytes);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
@@ -494,7 +495,7 @@ async function handle(request, env) {
     const bytes = await readBody(request, Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES));
     const { query, k } = parseSearch(bytes);
     const w = await getWords(cfg);
-    const x = w.encoder.embed(query);
+    const x = w.encoder.embed(query.replace(LONE_SURROGATE_G, '\ufffd')); // (not text: mlrt refuses it; as a UTF-8 encoder writes it)
     const results = w.index.search(x, k).map(({ word, score }) => ({ word, score }));
     searches++;
     return json({ results, model: w.tag });
@@ -590,7 +591,7 @@ export default {
     } catch (e) {
       if (e instanceof HttpError) return answerError(request, e);
       // The model refused an input the checks above let through: still the caller's input.
-      if (e?.name === 'MlrtError' && (e.code === 'NON_FINITE' || e.code === 'INVALID_ARGUMENT')) {
+      if (e?.name === 'MlrtError' && (e.code === 'NON_FINITE' || e.code === 'INVALID_ARGUMENT' || e.code === 'INVALID_UTF8')) {
         return answerError(request, new HttpError(422, e.code, e.message));
       }
       console.error('mlrt edge worker: unexpected error', e?.stack ?? e);
