@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // serve.mjs — runs the edge worker locally under workerd, on 127.0.0.1 only.
 //
-//   node edge/serve.mjs [--port 8787] [--backend miniflare|workerd] [--model FILE | --no-embed]
+//   node edge/serve.mjs [--port 8787] [--backend miniflare|workerd] [--model FILE | --model wordnet | --no-embed]
 //                       [--model-url URL] [--engine mlrt|plain-js] [--build auto|simd|scalar]
-//                       [--max-body-bytes N] [--verbose] [--print-config]
+//                       [--max-body-bytes N] [--scoring mlrt|js] [--verbose] [--print-config]
 //
 // Two backends, same worker and same modules (edge/bundle.mjs):
 //   miniflare  (default) miniflare's API drives workerd; cf: false, so nothing leaves loopback.
@@ -12,17 +12,18 @@
 // Also a library: startEdge(options) -> { url, backend, startedMs, stop() } for tests and the load test.
 
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundleModules, COMPATIBILITY_DATE, DEFAULT_MODEL, REPO_DIR } from './bundle.mjs';
 
 const HOST = '127.0.0.1';
 
-function bindingsFor({ modelUrl, engine, build, maxBodyBytes }) {
+function bindingsFor({ modelUrl, engine, build, maxBodyBytes, scoring }) {
   const b = {};
+  if (scoring) b.SEARCH_SCORING = String(scoring);
   if (modelUrl) b.MODEL_URL = String(modelUrl);
   if (engine) b.MODEL_ENGINE = String(engine);
   if (build) b.MLRT_BUILD = String(build);
@@ -87,6 +88,7 @@ ${binds}
 async function startWorkerd(opts, modules, bindings) {
   const dir = await mkdtemp(join(tmpdir(), 'mlrt-edge-'));
   for (const m of modules) {
+    await mkdir(dirname(join(dir, m.name)), { recursive: true });
     if (m.path === null) await writeFile(join(dir, m.name), new Uint8Array(0));
     else await symlink(m.path, join(dir, m.name));
   }
@@ -165,6 +167,7 @@ function parseArgs(argv) {
     else if (a === '--engine') o.engine = val();
     else if (a === '--build') o.build = val();
     else if (a === '--max-body-bytes') o.maxBodyBytes = Number(val());
+    else if (a === '--scoring') o.scoring = val();
     else if (a === '--verbose') o.verbose = true;
     else if (a === '--print-config') o.printConfig = true;
     else if (a === '-h' || a === '--help') o.help = true;
@@ -177,6 +180,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   let opts;
   try {
     opts = parseArgs(process.argv.slice(2));
+    if (opts.model === undefined && process.env.MODEL === 'wordnet') opts.model = 'wordnet';
   } catch (e) {
     console.error(`serve.mjs: ${e.message}`);
     process.exit(2);

@@ -4,6 +4,11 @@
 //   POST /predict/batch  n inputs:   JSON array of arrays,   or raw f32 of n x inputSize
 //   (answers are JSON; with Accept: application/octet-stream, the outputs as raw little-endian f32,
 //    their shape in X-Mlrt-Shape)
+//   POST /search         {"query": "a small boat pulled by a larger one", "k": 10} -> the k WordNet
+//                        words closest in meaning, with their cosine (a MODEL=wordnet bundle)
+//   POST /embed          {"texts": ["…", …]} -> {"embeddings": [[…], …], "dim": 128}: the sentence
+//                        encoder's embeddings (a MODEL=wordnet bundle), or raw f32 with
+//                        Accept: application/octet-stream (shape n,dim in X-Mlrt-Shape)
 //   GET  /info           the model, the runtime build (simd | scalar), the model source
 //
 // The wasm builds are imported as modules (CompiledWasm): workerd refuses to compile wasm
@@ -16,6 +21,7 @@
 //   MODEL_ENGINE    "mlrt" (default) | "plain-js" (edge/plain-js-model.mjs, for comparison)
 //   MLRT_BUILD      "auto" (default: feature detection: relaxed SIMD, else SIMD128, else scalar) | "relaxed" | "simd" | "scalar"
 //   MAX_BODY_BYTES  request body limit, default 1048576 (1 MiB)
+//   SEARCH_SCORING  "mlrt" (default: the lemma index scored by mlrt's Q8 kernels) | "js" (a JavaScript loop)
 // (The main module exports only the handler: workerd treats every named export as an entrypoint.)
 // Every error is JSON { error: { code, message } }; the statuses are listed in edge/README.md.
 
@@ -24,7 +30,10 @@ import relaxedWasm from './mlrt-relaxed.wasm';
 import simdWasm from './mlrt.wasm';
 import scalarWasm from './mlrt-scalar.wasm';
 import embeddedModel from './model.bin';
+import wordsPack from './words.bin';
 import { loadPlainModel } from './plain-js-model.mjs';
+import { unpackFiles } from './pack.mjs';
+import { readIndex } from './web/lemma-index.mjs';
 
 const DEFAULT_MAX_BODY_BYTES = 1 << 20;
 // An error is answered after the rest of the request body has been read and discarded, so the
@@ -38,6 +47,17 @@ const DRAIN_RECHECK_MS = 100;
 const MAX_BATCH = 1024;
 const MAX_MODEL_BYTES = 64 << 20;
 const MODEL_FETCH_TIMEOUT_MS = 15000;
+// POST /search: a small JSON body, a query of at most this many characters (the model reads its
+// first 64 tokens anyway), k words from 1 to MAX_K.
+const SEARCH_MAX_BODY_BYTES = 16 << 10;
+const MAX_QUERY_CHARS = 1000;
+const DEFAULT_K = 10;
+const MAX_K = 100;
+// POST /embed: at most EMBED_MAX_TEXTS texts of at most EMBED_MAX_CHARS characters and of at most
+// the model's maximum length in tokens (special tokens included: nothing is cut off silently).
+const EMBED_MAX_BODY_BYTES = 64 << 10;
+const EMBED_MAX_TEXTS = 64;
+const EMBED_MAX_CHARS = 2000;
 
 class HttpError extends Error {
   constructor(status, code, message, headers = {}) {
@@ -64,6 +84,8 @@ function config(env = {}) {
   const modelUrl = typeof env.MODEL_URL === 'string' ? env.MODEL_URL.trim() : '';
   const engine = String(env.MODEL_ENGINE ?? 'mlrt').trim() || 'mlrt';
   const build = String(env.MLRT_BUILD ?? 'auto').trim() || 'auto';
+  const scoring = String(env.SEARCH_SCORING ?? 'mlrt').trim() || 'mlrt';
+  if (!['mlrt', 'js'].includes(scoring)) throw new HttpError(503, 'MISCONFIGURED', `SEARCH_SCORING must be "mlrt" or "js", got "${scoring}"`);
   const maxBody = env.MAX_BODY_BYTES === undefined || env.MAX_BODY_BYTES === '' ? DEFAULT_MAX_BODY_BYTES : Number(env.MAX_BODY_BYTES);
   if (!['mlrt', 'plain-js'].includes(engine)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_ENGINE must be "mlrt" or "plain-js", got "${engine}"`);
   if (!['auto', 'relaxed', 'simd', 'scalar'].includes(build)) throw new HttpError(503, 'MISCONFIGURED', `MLRT_BUILD must be "auto", "relaxed", "simd" or "scalar", got "${build}"`);
@@ -73,7 +95,7 @@ function config(env = {}) {
     try { u = new URL(modelUrl); } catch { u = null; }
     if (!u || !['http:', 'https:'].includes(u.protocol)) throw new HttpError(503, 'MISCONFIGURED', `MODEL_URL must be an http(s) URL, got "${modelUrl}"`);
   }
-  return { modelUrl, engine, build, maxBody };
+  return { modelUrl, engine, build, maxBody, scoring };
 }
 
 // ---- the model, loaded once per isolate and kept for later requests ----
@@ -81,6 +103,8 @@ function config(env = {}) {
 let loaded = null; // { key, promise }
 let loads = 0;     // how many times this isolate loaded (fetched) a model
 let served = 0;    // successful predictions by this isolate
+let searches = 0;  // successful searches by this isolate
+let embedded = 0;  // texts embedded by /embed in this isolate
 
 function getModel(cfg) {
   const key = `${cfg.modelUrl}\n${cfg.engine}\n${cfg.build}`;
@@ -130,10 +154,8 @@ async function loadModel(cfg) {
     if (cfg.engine === 'plain-js') {
       model = loadPlainModel(bytes);
     } else {
-      const pick = cfg.build !== 'auto' ? cfg.build : relaxedSimdSupported() ? 'relaxed' : simd ? 'simd' : 'scalar';
-      const wasm = { relaxed: relaxedWasm, simd: simdWasm, scalar: scalarWasm }[pick];
-      const rt = await createRuntime({ wasm, simd: pick !== 'scalar', relaxed: pick === 'relaxed' });
-      build = rt.build.relaxed ? 'relaxed' : rt.build.simd ? 'simd' : 'scalar';
+      const rt = await runtime(cfg);
+      build = buildName(rt);
       model = rt.loadFromBytes(bytes);
     }
   } catch (e) {
@@ -148,6 +170,122 @@ async function loadModel(cfg) {
       runtime: { engine: cfg.engine, build, simdSupported: simd },
     },
   };
+}
+
+// The wasm build MLRT_BUILD asks for, or the best this engine runs.
+function runtime(cfg) {
+  const pick = cfg.build !== 'auto' ? cfg.build : relaxedSimdSupported() ? 'relaxed' : simdSupported() ? 'simd' : 'scalar';
+  const wasm = { relaxed: relaxedWasm, simd: simdWasm, scalar: scalarWasm }[pick];
+  return createRuntime({ wasm, simd: pick !== 'scalar', relaxed: pick === 'relaxed' });
+}
+
+const buildName = (rt) => (rt.build.relaxed ? 'relaxed' : rt.build.simd ? 'simd' : 'scalar');
+
+// ---- the reverse dictionary (words.bin), loaded once per isolate ----
+
+let words = null; // { key, promise }
+
+const hasWords = () => Boolean(wordsPack && wordsPack.byteLength > 0);
+
+function getWords(cfg) {
+  const key = `${cfg.build}\n${cfg.scoring}`;
+  if (words?.key === key) return words.promise;
+  const promise = loadWords(cfg).catch((e) => {
+    if (words?.promise === promise) words = null;
+    throw e;
+  });
+  words = { key, promise };
+  return promise;
+}
+
+async function loadWords(cfg) {
+  if (!hasWords()) {
+    throw new HttpError(503, 'NO_SEARCH_INDEX', 'this worker embeds no reverse dictionary: build it with MODEL=wordnet (node edge/build.mjs --model wordnet)');
+  }
+  try {
+    const t0 = Date.now();
+    const files = unpackFiles(wordsPack);
+    const { 'lemmas.index': indexBytes, ...encoderFiles } = files;
+    if (!indexBytes) throw new Error('words.bin has no lemmas.index');
+    const index = readIndex(indexBytes);
+    const sha256 = hex(await crypto.subtle.digest('SHA-256', encoderFiles['model.safetensors'] ?? new Uint8Array(0)));
+    if (sha256 !== index.modelSha256) {
+      throw new Error(`the lemma index was made with another model (model SHA-256 ${index.modelSha256.slice(0, 16)}…, model.safetensors is ${sha256.slice(0, 16)}…)`);
+    }
+    const rt = await runtime(cfg);
+    const encoder = await rt.loadEncoder(encoderFiles);
+    if (encoder.info.dim !== index.dim) throw new Error(`the lemma index has ${index.dim} dimensions, the encoder ${encoder.info.dim}`);
+    // The scan on mlrt's Q8 kernels: on the SIMD128 build (int16 inputs) when the encoder runs the
+    // relaxed one (7-bit inputs, which move near-ties), as the demo page does.
+    if (cfg.scoring === 'mlrt' && index.dtype === 'q8') {
+      index.useRuntime(rt.build.relaxed ? await createRuntime({ wasm: simdWasm, simd: true, relaxed: false }) : rt);
+    }
+    const build = buildName(rt);
+    return {
+      encoder, index, rt,
+      tag: Object.freeze({ id: sha256.slice(0, 16), source: 'embedded', engine: `mlrt-${build}` }),
+      detail: {
+        encoder: encoder.info,
+        index: { dtype: index.dtype, dim: index.dim, count: index.count, bytes: index.bytes, generator: index.generator, modelSha256: index.modelSha256, scoring: index.engine },
+        runtime: { engine: 'mlrt', build },
+        loadMs: Date.now() - t0,
+      },
+    };
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(503, 'MODEL_UNAVAILABLE', `the embedded reverse dictionary cannot be loaded (${e.code ?? e.name}): ${e.message}`);
+  }
+}
+
+// {"query": string, "k"?: integer} -> { query, k }, or a 422 naming what is wrong.
+function parseSearch(bytes) {
+  const v = parseJson(bytes);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new HttpError(422, 'NOT_AN_OBJECT', `body is ${typeName(v)}, expected a JSON object {"query": "…", "k": ${DEFAULT_K}}`);
+  }
+  for (const key of Object.keys(v)) {
+    if (key !== 'query' && key !== 'k') throw new HttpError(422, 'UNKNOWN_FIELD', `unknown field "${key.slice(0, 40)}"; the fields are "query" and "k"`);
+  }
+  if (typeof v.query !== 'string') throw new HttpError(422, 'BAD_QUERY', `"query" is ${v.query === undefined ? 'missing' : typeName(v.query)}, expected a string`);
+  const query = v.query.trim();
+  if (!query) throw new HttpError(422, 'EMPTY_QUERY', '"query" is empty');
+  if (query.length > MAX_QUERY_CHARS) throw new HttpError(422, 'QUERY_TOO_LONG', `"query" has ${query.length} characters, over the limit of ${MAX_QUERY_CHARS}`);
+  const k = v.k === undefined ? DEFAULT_K : v.k;
+  if (!Number.isInteger(k) || k < 1 || k > MAX_K) throw new HttpError(422, 'BAD_K', `"k" is ${JSON.stringify(k)?.slice(0, 40)}, expected an integer from 1 to ${MAX_K}`);
+  return { query, k };
+}
+
+// {"texts": [string, ...]} -> texts, or a 4xx naming what is wrong (the token counts are checked later,
+// with the model's tokenizer).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATE_G = new RegExp(LONE_SURROGATE.source, 'g');
+function parseEmbed(bytes) {
+  const v = parseJson(bytes);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new HttpError(422, 'NOT_AN_OBJECT', `body is ${typeName(v)}, expected a JSON object {"texts": ["…", …]}`);
+  }
+  for (const key of Object.keys(v)) {
+    if (key !== 'texts') throw new HttpError(422, 'UNKNOWN_FIELD', `unknown field "${key.slice(0, 40)}"; the one field is "texts"`);
+  }
+  const { texts } = v;
+  if (!Array.isArray(texts)) throw new HttpError(422, 'BAD_TEXTS', `"texts" is ${texts === undefined ? 'missing' : typeName(texts)}, expected an array of strings`);
+  if (texts.length === 0) throw new HttpError(422, 'EMPTY_TEXTS', '"texts" is empty');
+  if (texts.length > EMBED_MAX_TEXTS) throw new HttpError(413, 'TOO_MANY_TEXTS', `"texts" has ${texts.length} texts, over the limit of ${EMBED_MAX_TEXTS}`);
+  texts.forEach((t, i) => {
+    if (typeof t !== 'string') throw new HttpError(422, 'BAD_TEXT', `texts[${i}] is ${typeName(t)}, expected a string`);
+    if (t.length > EMBED_MAX_CHARS) throw new HttpError(422, 'TEXT_TOO_LONG', `texts[${i}] has ${t.length} characters, over the limit of ${EMBED_MAX_CHARS}`);
+    if (LONE_SURROGATE.test(t)) throw new HttpError(422, 'BAD_TEXT', `texts[${i}] has a lone surrogate (not Unicode text)`);
+  });
+  return texts;
+}
+
+// Each text's tokens (special tokens included) against the model's maximum length.
+function checkTokens(encoder, texts) {
+  const max = encoder.info.maxLength;
+  texts.forEach((t, i) => {
+    const n = encoder.tokenizer.encode(t, { truncation: false }).ids.length;
+    if (n > max) throw new HttpError(422, 'TOO_MANY_TOKENS', `texts[${i}] has ${n} tokens, over the model's limit of ${max}`);
+  });
 }
 
 // ---- request bodies ----
@@ -313,6 +451,8 @@ function rawResponse(p, shape, tag) {
 const ROUTES = {
   '/predict': ['POST'],
   '/predict/batch': ['POST'],
+  '/search': ['POST'],
+  '/embed': ['POST'],
   '/info': ['GET', 'HEAD'],
 };
 
@@ -320,7 +460,7 @@ async function handle(request, env) {
   const { pathname } = new URL(request.url);
   const methods = ROUTES[pathname];
   if (!methods) {
-    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch or GET /info`);
+    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch, POST /search, POST /embed or GET /info`);
   }
   if (!methods.includes(request.method)) {
     throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${pathname}; use ${methods.join(' or ')}`, { allow: methods.join(', ') });
@@ -328,14 +468,55 @@ async function handle(request, env) {
   const cfg = config(env);
 
   if (pathname === '/info') {
+    const search = hasWords() ? await getWords(cfg) : null;
+    const limits = { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH };
+    const searchInfo = search && {
+      search: { model: search.tag, ...search.detail, wasmMemoryBytes: search.rt.memoryBytes, bundleBytes: wordsPack.byteLength, limits: { maxBodyBytes: Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES), maxQueryChars: MAX_QUERY_CHARS, maxK: MAX_K } },
+      embed: { model: search.tag, dim: search.encoder.info.dim, limits: { maxBodyBytes: Math.min(cfg.maxBody, EMBED_MAX_BODY_BYTES), maxTexts: EMBED_MAX_TEXTS, maxTextChars: EMBED_MAX_CHARS, maxTokens: search.encoder.info.maxLength } },
+    };
+    if (search && !cfg.modelUrl && !(embeddedModel?.byteLength > 0)) {
+      return json({ model: null, ...searchInfo, isolate: { loads, served, searches, embedded }, limits });
+    }
     const m = await getModel(cfg);
     return json({
       model: m.tag,
       info: m.model.info,
       ...m.detail,
-      isolate: { loads, served },
-      limits: { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH },
+      ...searchInfo,
+      isolate: { loads, served, searches, embedded },
+      limits,
     });
+  }
+
+  if (pathname === '/search') {
+    if (mediaType(request) !== 'application/json') {
+      const type = mediaType(request);
+      throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type === null ? 'is missing' : `"${type}" is not supported`}; send application/json`, { 'accept-post': 'application/json' });
+    }
+    const bytes = await readBody(request, Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES));
+    const { query, k } = parseSearch(bytes);
+    const w = await getWords(cfg);
+    const x = w.encoder.embed(query.replace(LONE_SURROGATE_G, '\ufffd')); // (not text: mlrt refuses it; as a UTF-8 encoder writes it)
+    const results = w.index.search(x, k).map(({ word, score }) => ({ word, score }));
+    searches++;
+    return json({ results, model: w.tag });
+  }
+
+  if (pathname === '/embed') {
+    if (mediaType(request) !== 'application/json') {
+      const type = mediaType(request);
+      throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type === null ? 'is missing' : `"${type}" is not supported`}; send application/json`, { 'accept-post': 'application/json' });
+    }
+    const bytes = await readBody(request, Math.min(cfg.maxBody, EMBED_MAX_BODY_BYTES));
+    const texts = parseEmbed(bytes);
+    if (!hasWords()) throw new HttpError(503, 'NO_ENCODER', 'this worker embeds no sentence encoder: build it with MODEL=wordnet (node edge/build.mjs --model wordnet)');
+    const w = await getWords(cfg);
+    checkTokens(w.encoder, texts);
+    const x = w.encoder.embed(texts), dim = w.encoder.info.dim;
+    embedded += texts.length;
+    if (acceptsRaw(request)) return rawResponse(x, [texts.length, dim], w.tag);
+    const embeddings = Array.from({ length: texts.length }, (_, i) => Array.from(x.subarray(i * dim, (i + 1) * dim)));
+    return json({ embeddings, dim, model: w.tag });
   }
 
   const type = mediaType(request);
@@ -417,7 +598,7 @@ export default {
     } catch (e) {
       if (e instanceof HttpError) return answerError(request, e);
       // The model refused an input the checks above let through: still the caller's input.
-      if (e?.name === 'MlrtError' && (e.code === 'NON_FINITE' || e.code === 'INVALID_ARGUMENT')) {
+      if (e?.name === 'MlrtError' && (e.code === 'NON_FINITE' || e.code === 'INVALID_ARGUMENT' || e.code === 'INVALID_UTF8')) {
         return answerError(request, new HttpError(422, e.code, e.message));
       }
       console.error('mlrt edge worker: unexpected error', e?.stack ?? e);

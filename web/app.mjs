@@ -1,4 +1,5 @@
-// app.mjs — the digit demo: wires the drawing pad, the runtime, the models and the cache.
+// app.mjs — the demo: wires the drawing pad, the runtime, the models and the cache; the
+// "Words" tab (words.mjs) shares the runtime's .wasm, the manifest and the cache.
 //
 // Start-up: open the IndexedDB cache -> read models/manifest.json -> load the runtime
 // (.wasm) and the default model, each from the cache when it holds a verified copy,
@@ -13,6 +14,7 @@ import { preprocess, SIDE } from './preprocess.mjs';
 import { DrawingPad } from './pad.mjs';
 import { describeModel, formatBytes, formatCount, formatMs } from './format.mjs';
 import { $, ResultView, ProgressView, MessageView, drawPreview, setText } from './view.mjs';
+import { initWords } from './words.mjs';
 
 const MANIFEST_URL = new URL('models/manifest.json', import.meta.url).href;
 const DEFAULT_CLASSES = [...'0123456789'];
@@ -32,7 +34,8 @@ const state = {
   cache: null,
   cacheProblem: '',
   rt: null,
-  wasm: null, // { url, file, source, size }
+  wasm: null, // { url, file, source, size, bytes, options }
+  manifest: null, // models/manifest.json
   classes: DEFAULT_CLASSES,
   models: [], // from the manifest: { url, label, file }
   model: null, // the mlrt Model in use
@@ -118,7 +121,7 @@ async function loadRuntime() {
   });
   progress.done();
   state.rt = got.value;
-  state.wasm = { url, file, source: got.source, size: got.bytes.length };
+  state.wasm = { url, file, source: got.source, size: got.bytes.length, bytes: got.bytes, options };
   showBuild(id, best);
   // One drawing is one row: it runs on this thread. Batches could take every core, which needs the
   // page cross-origin isolated (web/server.mjs sends COOP and COEP).
@@ -245,6 +248,7 @@ async function loadManifest() {
     throw new DemoError('NO_MANIFEST', `cannot read ${MANIFEST_URL} (${response ? `HTTP ${response.status}` : 'network error'}); open a model file instead`);
   }
   const manifest = await response.json();
+  state.manifest = manifest;
   if (Array.isArray(manifest.classes) && manifest.classes.length) state.classes = manifest.classes.map(String);
   result.setClasses(state.classes);
   state.models = (manifest.models ?? []).map((m) => ({ url: new URL(m.file, MANIFEST_URL).href, label: m.label ?? m.file, file: m.file }));
@@ -257,12 +261,13 @@ async function loadManifest() {
 // ---- the cache ----
 
 async function showCacheUsage() {
-  if (!state.cache) return setText('cache-size', `off (${state.cacheProblem})`);
+  const show = (text) => ['cache-size', 'w-cache-size'].forEach((id) => setText(id, text));
+  if (!state.cache) return show(`off (${state.cacheProblem})`);
   try {
     const { count, bytes } = await state.cache.usage();
-    setText('cache-size', count ? `${formatBytes(bytes)} in ${count} file${count === 1 ? '' : 's'}` : 'empty');
+    show(count ? `${formatBytes(bytes)} in ${count} file${count === 1 ? '' : 's'}` : 'empty');
   } catch (e) {
-    setText('cache-size', `unreadable (${e.message})`);
+    show(`unreadable (${e.message})`);
   }
 }
 
@@ -393,25 +398,52 @@ function wireControls() {
 
 // ---- start ----
 
+// What the words tab waits for: settled by main() below.
+const deferred = () => {
+  let resolve, reject;
+  const promise = new Promise((ok, fail) => { resolve = ok; reject = fail; });
+  promise.catch(() => {}); // the words tab reports it when it asks
+  return { promise, resolve, reject };
+};
+const cacheOpened = deferred(), manifestRead = deferred(), runtimeLoaded = deferred();
+
 async function main() {
   wireControls();
   registerServiceWorker();
+  initWords({
+    cache: () => state.cache,
+    manifestUrl: MANIFEST_URL,
+    manifest: async () => {
+      await cacheOpened.promise;
+      return manifestRead.promise;
+    },
+    runtime: async () => {
+      await runtimeLoaded.promise;
+      return { bytes: state.wasm.bytes, build: state.wasm.options };
+    },
+    showCacheUsage,
+  });
   try {
     state.cache = await openCache();
   } catch (e) {
     state.cacheProblem = e.message;
   }
+  cacheOpened.resolve();
   showCacheUsage();
 
   let chosen = null;
   try {
     chosen = await loadManifest();
+    manifestRead.resolve(state.manifest);
   } catch (e) {
+    manifestRead.reject(e);
     messages.fail(e);
   }
   try {
     await loadRuntime();
+    runtimeLoaded.resolve();
   } catch (e) {
+    runtimeLoaded.reject(e);
     progress.done();
     document.body.dataset.state = 'error';
     return messages.fail(e, 'The runtime did not load: ');

@@ -40,6 +40,7 @@ export const MIME_TYPES = {
   '.bintensors': 'application/octet-stream',
   '.apr': 'application/octet-stream',
   '.onnx': 'application/octet-stream',
+  '.index': 'application/octet-stream',
 };
 
 /** Maps a URL path to { root, rel } or null. rel is still percent-encoded. */

@@ -1,13 +1,15 @@
 // sw.js — keeps the demo's app shell (HTML, CSS, JS modules, the model list) available
 // offline. Network first: online, every load gets the server's current files (and
-// refreshes the copy kept here); offline, the kept copy answers. The .wasm and the model
-// files are not handled here: the page keeps them in IndexedDB (cache.mjs), checked
+// refreshes the copy kept here); offline, the kept copy answers (also to the words tab's
+// worker, which this worker controls as part of the page). The .wasm and the model
+// files (the encoder's and the lemma index too) are not handled here: the page keeps them in IndexedDB (cache.mjs), checked
 // by SHA-256. Add new modules of the page to SHELL.
 
-const CACHE = 'mlrt-demo-shell-v1';
+const CACHE = 'mlrt-demo-shell-v2';
 const SHELL = [
   './', './index.html', './style.css', './app.mjs', './view.mjs', './pad.mjs', './preprocess.mjs',
   './loader.mjs', './cache.mjs', './format.mjs', './models/manifest.json', '../wasm/mlrt.mjs',
+  './words.mjs', './words-worker.mjs', './lemma-index.mjs', '../wasm/crc32.mjs',
 ].map((path) => new URL(path, self.location).href);
 const INDEX = SHELL[0];
 

@@ -76,12 +76,12 @@ export function drawPreview(canvas, input) {
   ctx.putImageData(image, 0, 0);
 }
 
-/** The download progress bar: determinate with a total, indeterminate without. */
+/** The download progress bar: determinate with a total, indeterminate without. prefix: 'w-' for the words tab. */
 export class ProgressView {
-  constructor() {
-    this.box = $('progress');
-    this.bar = $('progress-bar');
-    this.text = $('progress-text');
+  constructor(prefix = '') {
+    this.box = $(`${prefix}progress`);
+    this.bar = $(`${prefix}progress-bar`);
+    this.text = $(`${prefix}progress-text`);
   }
 
   /**
@@ -106,13 +106,13 @@ export class ProgressView {
   }
 }
 
-/** The status line and the error box (code + message). */
+/** The status line and the error box (code + message). prefix: 'w-' for the words tab. */
 export class MessageView {
-  constructor() {
-    this.status = $('status');
-    this.error = $('error');
-    this.code = $('error-code');
-    this.message = $('error-message');
+  constructor(prefix = '') {
+    this.status = $(`${prefix}status`);
+    this.error = $(`${prefix}error`);
+    this.code = $(`${prefix}error-code`);
+    this.message = $(`${prefix}error-message`);
   }
 
   info(text) {
@@ -129,6 +129,53 @@ export class MessageView {
   clearError() {
     this.error.hidden = true;
     this.code.textContent = this.message.textContent = '';
+  }
+}
+
+/** The words tab: the tokens the query became and the ranked words with their cosine. */
+export class WordsView {
+  constructor() {
+    this.tokens = $('w-tokens');
+    this.tokenCount = $('w-token-count');
+    this.results = $('w-results');
+    this.empty = $('w-empty');
+    this.latency = $('w-latency');
+  }
+
+  /** tokens: [{ id, token }]; specials ([CLS], [SEP]) and ##pieces are marked. */
+  showTokens(tokens) {
+    this.tokenCount.textContent = String(tokens.length);
+    this.tokens.replaceChildren(...tokens.map(({ id, token }) => {
+      const li = document.createElement('li');
+      li.textContent = token;
+      li.title = `id ${id}`;
+      li.dataset.id = String(id);
+      if (/^\[[A-Z]+\]$/.test(token)) li.classList.add(token === '[UNK]' ? 'unk' : 'special');
+      else if (token.startsWith('##')) li.classList.add('piece');
+      return li;
+    }));
+  }
+
+  /** results: [{ word, score }], best first; scores are cosines in [-1, 1]. */
+  showResults(results) {
+    this.empty.textContent = '';
+    this.results.replaceChildren(...results.map(({ word, score }) => {
+      const li = document.createElement('li');
+      li.innerHTML = '<span class="word"></span><span class="bar-track"><span class="bar-fill"></span></span><span class="bar-value"></span>';
+      li.querySelector('.word').textContent = word;
+      li.querySelector('.bar-fill').style.width = `${(Math.max(0, score) * 100).toFixed(1)}%`;
+      li.querySelector('.bar-value').textContent = score.toFixed(3);
+      li.dataset.word = word;
+      li.dataset.score = String(score);
+      li.setAttribute('aria-label', `${word}: cosine ${score.toFixed(3)}`);
+      return li;
+    }));
+  }
+
+  clear(message) {
+    this.results.replaceChildren();
+    this.empty.textContent = message;
+    this.showTokens([]);
   }
 }
 
