@@ -14,15 +14,17 @@ CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs
           src/codecs/protobuf.c
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c src/formats/recognize.c \
           src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
-          src/formats/onnx.c src/formats/onnx_import.c src/formats/tokenizer_json.c src/formats/vocab_txt.c
+          src/formats/onnx.c src/formats/onnx_import.c src/formats/tokenizer_json.c src/formats/vocab_txt.c \
+          src/formats/bert.c
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
-          src/kernels/tensor_ops.c src/kernels/act.c src/kernels/norm.c
+          src/kernels/tensor_ops.c src/kernels/act.c src/kernels/norm.c src/kernels/attention.c
 MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_plan.c \
           src/model/graph_run.c src/model/graph_values.c src/model/graph_linear.c src/model/graph_ops.c \
           src/model/graph_op_dense.c src/model/graph_op_conv.c src/model/graph_op_elem.c src/model/graph_op_layernorm.c \
-          src/model/graph_op_shape.c src/model/tokenizer.c src/model/tokenizer_text.c src/model/tokenizer_info.c
+          src/model/graph_op_shape.c src/model/tokenizer.c src/model/tokenizer_text.c src/model/tokenizer_info.c \
+          src/model/encoder.c
 IR      = src/ir/desc.c src/ir/tokenizer_desc.c
-API     = src/api/load.c src/api/host.c src/api/tokenizer_load.c
+API     = src/api/load.c src/api/host.c src/api/tokenizer_load.c src/api/encoder_load.c
 CORE = $(BASE) $(CODECS) $(IR) $(FORMATS) $(KERNELS) $(MODEL) $(API)
 HDRS = src/mlrt.h src/api/api.h src/base/base.h src/codecs/codecs.h src/ir/ir.h src/formats/formats.h src/kernels/kernels.h src/model/model.h \
        src/model/graph.h src/kernels/simd.h
@@ -32,7 +34,8 @@ WASM_API = mlrt_alloc mlrt_dealloc mlrt_build_flags mlrt_status_name mlrt_load_f
            mlrt_predict_batch mlrt_predict_labels mlrt_model_fork mlrt_layer_slice mlrt_layer mlrt_layer_weights \
            mlrt_inspect mlrt_string_free mlrt_run mlrt_output \
            mlrt_tokenizer_load mlrt_tokenizer_free mlrt_tokenizer_encode mlrt_tokenizer_encode_batch \
-           mlrt_tokenizer_decode mlrt_tokenizer_normalize mlrt_tokenizer_token mlrt_tokenizer_info_json
+           mlrt_tokenizer_decode mlrt_tokenizer_normalize mlrt_tokenizer_token mlrt_tokenizer_info_json \
+           mlrt_load_files mlrt_embed mlrt_model_tokenizer
 comma := ,
 empty :=
 space := $(empty) $(empty)
@@ -62,7 +65,8 @@ APR_MODELS = build/models/mnist-mlp.apr build/models/mnist-mlp.q8.apr build/mode
 WEB_MODELS = web/models/mnist-mlp.safetensors web/models/mnist-mlp.bintensors web/models/mnist-mlp.f32.bin \
              web/models/mnist-mlp.apr web/models/mnist-mlp.q8.apr web/models/digit-cnn.onnx
 FUZZERS = build/fuzz/fuzz_bin build/fuzz/fuzz_safetensors build/fuzz/fuzz_bintensors build/fuzz/fuzz_json \
-          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer
+          build/fuzz/fuzz_apr_v1 build/fuzz/fuzz_apr_v2 build/fuzz/fuzz_msgpack build/fuzz/fuzz_onnx build/fuzz/fuzz_tokenizer \
+          build/fuzz/fuzz_encoder
 
 .PHONY: all build deps test test-package test-c test-decompress bench-decompress fuzz-decompress test-js test-web fuzz fuzz-run bench edge-load demo serve-demo clean wordnet-index
 .DELETE_ON_ERROR:
@@ -117,7 +121,8 @@ WASM_SMALL = base/error base/buf base/utf8 base/sort codecs/zstd model/model mod
              model/graph_ops model/graph_op_dense \
              model/graph_op_conv model/graph_op_elem model/graph_op_layernorm model/graph_op_shape kernels/tensor_ops \
              codecs/lz4 base/unicode base/unicode_tables ir/tokenizer_desc formats/tokenizer_json formats/vocab_txt \
-             model/tokenizer_info model/tokenizer model/tokenizer_text api/tokenizer_load
+             model/tokenizer_info model/tokenizer model/tokenizer_text api/tokenizer_load \
+             formats/bert model/encoder api/encoder_load
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-threads/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
@@ -177,7 +182,7 @@ build/mlrt: src/api/cli.c build/libmlrt.a
 # their inputs (tests/c/builders.h).
 TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
          tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
-         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_graph.c tests/c/test_text.c
+         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_graph.c tests/c/test_text.c tests/c/test_encoder.c
 build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@

@@ -6,6 +6,9 @@
 //    their shape in X-Mlrt-Shape)
 //   POST /search         {"query": "a small boat pulled by a larger one", "k": 10} -> the k WordNet
 //                        words closest in meaning, with their cosine (a MODEL=wordnet bundle)
+//   POST /embed          {"texts": ["…", …]} -> {"embeddings": [[…], …], "dim": 128}: the sentence
+//                        encoder's embeddings (a MODEL=wordnet bundle), or raw f32 with
+//                        Accept: application/octet-stream (shape n,dim in X-Mlrt-Shape)
 //   GET  /info           the model, the runtime build (simd | scalar), the model source
 //
 // The wasm builds are imported as modules (CompiledWasm): workerd refuses to compile wasm
@@ -49,6 +52,11 @@ const SEARCH_MAX_BODY_BYTES = 16 << 10;
 const MAX_QUERY_CHARS = 1000;
 const DEFAULT_K = 10;
 const MAX_K = 100;
+// POST /embed: at most EMBED_MAX_TEXTS texts of at most EMBED_MAX_CHARS characters and of at most
+// the model's maximum length in tokens (special tokens included: nothing is cut off silently).
+const EMBED_MAX_BODY_BYTES = 64 << 10;
+const EMBED_MAX_TEXTS = 64;
+const EMBED_MAX_CHARS = 2000;
 
 class HttpError extends Error {
   constructor(status, code, message, headers = {}) {
@@ -95,6 +103,7 @@ let loaded = null; // { key, promise }
 let loads = 0;     // how many times this isolate loaded (fetched) a model
 let served = 0;    // successful predictions by this isolate
 let searches = 0;  // successful searches by this isolate
+let embedded = 0;  // texts embedded by /embed in this isolate
 
 function getModel(cfg) {
   const key = `${cfg.modelUrl}\n${cfg.engine}\n${cfg.build}`;
@@ -243,6 +252,38 @@ function parseSearch(bytes) {
   const k = v.k === undefined ? DEFAULT_K : v.k;
   if (!Number.isInteger(k) || k < 1 || k > MAX_K) throw new HttpError(422, 'BAD_K', `"k" is ${JSON.stringify(k)?.slice(0, 40)}, expected an integer from 1 to ${MAX_K}`);
   return { query, k };
+}
+
+// {"texts": [string, ...]} -> texts, or a 4xx naming what is wrong (the token counts are checked later,
+// with the model's tokenizer).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function parseEmbed(bytes) {
+  const v = parseJson(bytes);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new HttpError(422, 'NOT_AN_OBJECT', `body is ${typeName(v)}, expected a JSON object {"texts": ["…", …]}`);
+  }
+  for (const key of Object.keys(v)) {
+    if (key !== 'texts') throw new HttpError(422, 'UNKNOWN_FIELD', `unknown field "${key.slice(0, 40)}"; the one field is "texts"`);
+  }
+  const { texts } = v;
+  if (!Array.isArray(texts)) throw new HttpError(422, 'BAD_TEXTS', `"texts" is ${texts === undefined ? 'missing' : typeName(texts)}, expected an array of strings`);
+  if (texts.length === 0) throw new HttpError(422, 'EMPTY_TEXTS', '"texts" is empty');
+  if (texts.length > EMBED_MAX_TEXTS) throw new HttpError(413, 'TOO_MANY_TEXTS', `"texts" has ${texts.length} texts, over the limit of ${EMBED_MAX_TEXTS}`);
+  texts.forEach((t, i) => {
+    if (typeof t !== 'string') throw new HttpError(422, 'BAD_TEXT', `texts[${i}] is ${typeName(t)}, expected a string`);
+    if (t.length > EMBED_MAX_CHARS) throw new HttpError(422, 'TEXT_TOO_LONG', `texts[${i}] has ${t.length} characters, over the limit of ${EMBED_MAX_CHARS}`);
+    if (LONE_SURROGATE.test(t)) throw new HttpError(422, 'BAD_TEXT', `texts[${i}] has a lone surrogate (not Unicode text)`);
+  });
+  return texts;
+}
+
+// Each text's tokens (special tokens included) against the model's maximum length.
+function checkTokens(encoder, texts) {
+  const max = encoder.info.maxLength;
+  texts.forEach((t, i) => {
+    const n = encoder.tokenizer.encode(t, { truncation: false }).ids.length;
+    if (n > max) throw new HttpError(422, 'TOO_MANY_TOKENS', `texts[${i}] has ${n} tokens, over the model's limit of ${max}`);
+  });
 }
 
 // ---- request bodies ----
@@ -409,6 +450,7 @@ const ROUTES = {
   '/predict': ['POST'],
   '/predict/batch': ['POST'],
   '/search': ['POST'],
+  '/embed': ['POST'],
   '/info': ['GET', 'HEAD'],
 };
 
@@ -416,7 +458,7 @@ async function handle(request, env) {
   const { pathname } = new URL(request.url);
   const methods = ROUTES[pathname];
   if (!methods) {
-    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch, POST /search or GET /info`);
+    throw new HttpError(404, 'NOT_FOUND', `no endpoint ${pathname}; try POST /predict, POST /predict/batch, POST /search, POST /embed or GET /info`);
   }
   if (!methods.includes(request.method)) {
     throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${pathname}; use ${methods.join(' or ')}`, { allow: methods.join(', ') });
@@ -428,9 +470,10 @@ async function handle(request, env) {
     const limits = { maxBodyBytes: cfg.maxBody, maxBatch: MAX_BATCH };
     const searchInfo = search && {
       search: { model: search.tag, ...search.detail, wasmMemoryBytes: search.rt.memoryBytes, bundleBytes: wordsPack.byteLength, limits: { maxBodyBytes: Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES), maxQueryChars: MAX_QUERY_CHARS, maxK: MAX_K } },
+      embed: { model: search.tag, dim: search.encoder.info.dim, limits: { maxBodyBytes: Math.min(cfg.maxBody, EMBED_MAX_BODY_BYTES), maxTexts: EMBED_MAX_TEXTS, maxTextChars: EMBED_MAX_CHARS, maxTokens: search.encoder.info.maxLength } },
     };
     if (search && !cfg.modelUrl && !(embeddedModel?.byteLength > 0)) {
-      return json({ model: null, ...searchInfo, isolate: { loads, served, searches }, limits });
+      return json({ model: null, ...searchInfo, isolate: { loads, served, searches, embedded }, limits });
     }
     const m = await getModel(cfg);
     return json({
@@ -438,7 +481,7 @@ async function handle(request, env) {
       info: m.model.info,
       ...m.detail,
       ...searchInfo,
-      isolate: { loads, served, searches },
+      isolate: { loads, served, searches, embedded },
       limits,
     });
   }
@@ -455,6 +498,23 @@ async function handle(request, env) {
     const results = w.index.search(x, k).map(({ word, score }) => ({ word, score }));
     searches++;
     return json({ results, model: w.tag });
+  }
+
+  if (pathname === '/embed') {
+    if (mediaType(request) !== 'application/json') {
+      const type = mediaType(request);
+      throw new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type ${type === null ? 'is missing' : `"${type}" is not supported`}; send application/json`, { 'accept-post': 'application/json' });
+    }
+    const bytes = await readBody(request, Math.min(cfg.maxBody, EMBED_MAX_BODY_BYTES));
+    const texts = parseEmbed(bytes);
+    if (!hasWords()) throw new HttpError(503, 'NO_ENCODER', 'this worker embeds no sentence encoder: build it with MODEL=wordnet (node edge/build.mjs --model wordnet)');
+    const w = await getWords(cfg);
+    checkTokens(w.encoder, texts);
+    const x = w.encoder.embed(texts), dim = w.encoder.info.dim;
+    embedded += texts.length;
+    if (acceptsRaw(request)) return rawResponse(x, [texts.length, dim], w.tag);
+    const embeddings = Array.from({ length: texts.length }, (_, i) => Array.from(x.subarray(i * dim, (i + 1) * dim)));
+    return json({ embeddings, dim, model: w.tag });
   }
 
   const type = mediaType(request);

@@ -74,16 +74,19 @@ typedef enum mlrt_kind {
     MLRT_KIND_DECISION_TREE = 4,       /* aprender DecisionTreeClassifier / DecisionTreeRegressor */
     MLRT_KIND_RANDOM_FOREST = 5,       /* aprender RandomForestClassifier / RandomForestRegressor */
     MLRT_KIND_KMEANS = 6,              /* aprender KMeans */
-    MLRT_KIND_GRAPH = 7                /* an ONNX graph: named inputs and outputs (mlrt_run) */
+    MLRT_KIND_GRAPH = 7,               /* an ONNX graph: named inputs and outputs (mlrt_run) */
+    MLRT_KIND_ENCODER = 8              /* a BERT-family sentence encoder: token ids in, one embedding per text out */
 } mlrt_kind;
 
 /* What the outputs of mlrt_predict mean:
  *   classification  one score per class, in mlrt_class_label order (a tree: one-hot of its leaf;
  *                   a forest: vote shares; an MLP: its outputs; logistic regression: p(class 1))
  *   regression      the predicted values (one for trees, forests and linear regression)
- *   clustering      the squared distance to each centroid (KMeans) */
+ *   clustering      the squared distance to each centroid (KMeans)
+ *   embedding       an encoder's vector per text (mlrt_run, mlrt_embed: no rows of floats) */
 typedef enum mlrt_task {
-    MLRT_TASK_CLASSIFICATION = 1, MLRT_TASK_REGRESSION = 2, MLRT_TASK_CLUSTERING = 3
+    MLRT_TASK_CLASSIFICATION = 1, MLRT_TASK_REGRESSION = 2, MLRT_TASK_CLUSTERING = 3,
+    MLRT_TASK_EMBEDDING = 4        /* encoders: one vector per text */
 } mlrt_task;
 
 /* Element types, numbered as the BinTensors Dtype enum up to MLRT_U64; then the block-quantized
@@ -335,6 +338,40 @@ const char *mlrt_tokenizer_token(const mlrt_tokenizer *tokenizer, int32_t id);
  * Owned by the tokenizer. */
 const char *mlrt_tokenizer_info_json(const mlrt_tokenizer *tokenizer);
 /* ---- end of text ---- */
+
+/* ---- sentence encoders: BERT-family models (all-MiniLM, bge, e5, gte, ...) ----
+ *
+ *   mlrt_file files[] = {{"model.safetensors", w, w_len}, {"config.json", c, c_len},
+ *                        {"tokenizer.json", t, t_len}, {"modules.json", m, m_len},
+ *                        {"1_Pooling/config.json", p, p_len}};
+ *   mlrt_model *enc = mlrt_load_files(files, 5, NULL, &err);
+ *   size_t ends[2] = {5, 11};
+ *   float v[2 * 384];
+ *   mlrt_embed(enc, "helloworld!", ends, 2, v, &err);       // "hello", "world!"
+ *
+ * A folder's files by their names in the model's repository: "model.safetensors" (F32, F16 or BF16)
+ * or "model.apr" (aprender .apr v2, as `apr import --arch bert` writes it, F32/F16/BF16/Q8/Q4),
+ * "config.json" (BertModel's; optional with an .apr whose metadata holds the sizes),
+ * "tokenizer.json" or "vocab.txt" (+ "tokenizer_config.json"): optional, mlrt_embed needs one,
+ * and sentence-transformers' "modules.json", "1_Pooling/config.json", "sentence_bert_config.json",
+ * which decide pooling (mean, CLS, max, ...), L2 normalization and the maximum length. Without
+ * modules.json: mean pooling, normalized for an .apr (`apr embed`), not for SafeTensors
+ * (sentence-transformers). A Transformer module in a subfolder ("0_Transformer") is found by its
+ * path. Other names are ignored. One file that is no encoder ("model.onnx", an MLP's
+ * SafeTensors, ...) loads as mlrt_load_from_bytes_ex would load it. The bytes may be freed when
+ * this returns. An encoder has inputs "input_ids" [batch, sequence] I64 (I32 accepted),
+ * "attention_mask" (U8; BOOL, I32, I64 of 0/1 accepted; optional: all ones) and "token_type_ids"
+ * (I64; optional: zeros), and one output "sentence_embedding" [batch, dim] F32. Positions are
+ * 0..sequence-1 in every row; a row's tokens with mask 0 are left out of its attention and pooling,
+ * so a text gives the same bits alone as padded in any batch. */
+mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_options *options, mlrt_error *err);
+/* The tokenizer an encoder was loaded with (owned by the model), or NULL: another kind, or no
+ * tokenizer file was given. */
+mlrt_tokenizer *mlrt_model_tokenizer(mlrt_model *model);
+/* n UTF-8 texts in one buffer, text i = texts[ends[i-1] .. ends[i]) (ends[-1] = 0), embedded into
+ * out [n][dim]: tokenized by the model's tokenizer (truncated to the model's maximum length), then
+ * run as mlrt_run runs them. A text's embedding has the same bits alone as in any batch. */
+mlrt_status mlrt_embed(mlrt_model *model, const char *texts, const size_t *ends, size_t n, float *out, mlrt_error *err);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, statSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, statSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -283,4 +283,107 @@ print('ok', a.shape)`, at('seven.npy'), at('seven.f32')], { encoding: 'utf8' });
   fails(['predict', model('mnist-mlp.safetensors'), 'seven.json', '--output', 'xml'], 2, /--output must be one of json, f32, npy/);
   const v = ok(['--version']).out;
   assert.equal(v.trim(), `mlrt ${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}`);
+});
+
+// ---- sentence encoders: mlrt embed, mlrt inspect DIR (issue 21), in the Node, WASI and native CLIs ----
+
+const WASI_CLI = fileURLToPath(new URL('../tools/mlrt-wasi.mjs', import.meta.url));
+const NATIVE_CLI = fileURLToPath(new URL('../build/mlrt', import.meta.url));
+/** The three CLIs: [name, run(args) -> { code, out (Buffer), err }]. */
+const EMBED_CLIS = [
+  ['node', (args) => spawnSync(process.execPath, [CLI, ...args], { cwd: dir, maxBuffer: 1 << 26 })],
+  ['wasi', (args) => spawnSync(process.execPath, ['--no-warnings', WASI_CLI, ...args], { cwd: dir, maxBuffer: 1 << 26 })],
+  ...(existsSync(NATIVE_CLI) ? [['native', (args) => spawnSync(NATIVE_CLI, args, { cwd: dir, maxBuffer: 1 << 26 })]] : []),
+].map(([name, run]) => [name, (args) => { const r = run(args); return { code: r.status, out: r.stdout, err: r.stderr.toString() }; }]);
+
+const { makeFolder } = await import('../tools/encoder/folder.mjs');
+const encFiles = await makeFolder('tiny');
+const encDir = at('tiny-encoder');
+for (const [name, bytes] of Object.entries(encFiles)) {
+  const p = join(encDir, name);
+  mkdirSync(join(p, '..'), { recursive: true });
+  writeFileSync(p, bytes);
+}
+const encTexts = ['A man is eating food.', '', 'Héllo wörld — 日本語', 'the quick brown fox jumps over the lazy dog'];
+writeFileSync(at('texts.txt'), encTexts.join('\r\n') + '\n');
+const encWant = rt.loadEncoder(encFiles).embed(encTexts);
+const f32Of = (buf) => new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+
+test('embed: json (an array of n arrays of dim numbers), f32 and npy, --text and --input, in the Node, WASI and native CLIs', () => {
+  for (const [cli, run] of EMBED_CLIS) {
+    const json = run(['embed', encDir, '--input', 'texts.txt']);
+    assert.equal(json.code, 0, `${cli}: ${json.err}`);
+    const rows = JSON.parse(json.out.toString());
+    assert.equal(rows.length, 4, cli);
+    assert.ok(rows.every((r) => Array.isArray(r) && r.length === 32 && r.every((x) => typeof x === 'number')), `${cli}: rows of 32 numbers`);
+    assert.deepEqual(Float32Array.from(rows.flat()), encWant, `${cli}: json values read back as the f32 embeddings`);
+    const raw = run(['embed', encDir, '--input', 'texts.txt', '--output', 'f32']);
+    assert.equal(raw.code, 0, `${cli}: ${raw.err}`);
+    assert.equal(raw.out.length, 4 * 32 * 4);
+    assert.deepEqual(new Uint8Array(f32Of(raw.out).buffer), new Uint8Array(encWant.buffer), `${cli}: f32 bits`);
+    const one = run(['embed', encDir, '--text', encTexts[2], '--output', 'f32']);
+    assert.deepEqual(new Uint8Array(f32Of(one.out).buffer), new Uint8Array(encWant.slice(64, 96).buffer), `${cli}: --text`);
+    const out = `embed-${cli}.npy`;
+    const npy = run(['embed', encDir, '--input', 'texts.txt', '--output', 'npy', '--out', out]);
+    assert.equal(npy.code, 0, `${cli}: ${npy.err}`);
+    assert.equal(npy.out.length, 0, `${cli}: --out writes nothing to stdout`);
+    const b = readFileSync(at(out));
+    assert.deepEqual([...b.subarray(0, 8)], [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0], `${cli}: npy magic, version 1.0`);
+    const hlen = b[8] | (b[9] << 8);
+    assert.equal((10 + hlen) % 64, 0, `${cli}: data 64-aligned`);
+    const header = b.subarray(10, 10 + hlen).toString('latin1');
+    assert.equal(header.trimEnd(), "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 32), }", cli);
+    assert.ok(header.endsWith('\n'));
+    assert.deepEqual(new Uint8Array(b.subarray(10 + hlen)), new Uint8Array(encWant.buffer), `${cli}: npy data`);
+  }
+  const py = spawnSync('/usr/bin/python3', ['-c', `import numpy as np, sys
+a = np.load(sys.argv[1])
+assert a.dtype == np.dtype('<f4') and a.shape == (4, 32), (a.dtype, a.shape)
+print('ok', a.shape)`, at('embed-node.npy')], { encoding: 'utf8' });
+  assert.equal(py.status, 0, py.stderr);
+});
+
+test('embed: a weights file with its tokenizer and module files beside it; inspect DIR describes the encoder', () => {
+  for (const [cli, run] of EMBED_CLIS) {
+    const r = run(['embed', join(encDir, 'model.safetensors'), '--input', 'texts.txt', '--output', 'f32']);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    assert.deepEqual(new Uint8Array(f32Of(r.out).buffer), new Uint8Array(encWant.buffer), `${cli}: a weights file`);
+  }
+  const text = ok(['inspect', encDir]).out;
+  for (const want of [/sentence encoder: BertModel, 2 layers, hidden 32, 4 heads, FFN 64/, /32 floats: mean pooling, L2-normalized/,
+    /64 tokens per text/, /tokenizer\s+tokenizer\.json: WordPiece, 30,522 pieces/, /unused\s+embeddings\.position_ids, pooler\.dense\.bias, pooler\.dense\.weight/,
+    /1_Pooling\/config\.json/]) assert.match(text, want);
+  const json = JSON.parse(ok(['inspect', encDir, '--json']).out);
+  assert.equal(json.info.kind, 'encoder');
+  assert.equal(json.info.dim, 32);
+  assert.equal(json.tokenizer.vocabSize, 30522);
+  assert.ok(json.files['model.safetensors'] > 0 && json.files['modules.json'] > 0);
+  for (const [cli, run] of EMBED_CLIS.slice(1)) { // the C CLIs print the info JSON
+    const r = run(['inspect', encDir]);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    const info = JSON.parse(r.out.toString());
+    assert.deepEqual([info.kind, info.dim, info.layers, info.pooling, info.normalize], ['encoder', 32, 2, 'mean', true], cli);
+  }
+});
+
+test('embed errors: usage exits 2, a bad folder or input exits 1, with the reason and no stack trace', () => {
+  writeFileSync(at('bad-utf8.txt'), Buffer.from([0x61, 0x0a, 0x62, 0xff, 0x0a]));
+  const broken = at('broken-encoder');
+  mkdirSync(broken, { recursive: true });
+  for (const [name, bytes] of Object.entries(encFiles)) if (name !== 'config.json' && !name.includes('/')) writeFileSync(join(broken, name), bytes);
+  for (const [cli, run] of EMBED_CLIS) {
+    const check = (args, code, re) => {
+      const r = run(args);
+      assert.equal(r.code, code, `${cli} ${args.join(' ')}: exit ${r.code}: ${r.err}`);
+      assert.match(r.err, re, `${cli} ${args.join(' ')}`);
+      assert.doesNotMatch(r.err, /\n\s+at /, 'no stack trace');
+    };
+    check(['embed', encDir], 2, /--text TEXT or --input FILE/);
+    check(['embed', encDir, '--text', 'a', '--input', 'texts.txt'], 2, /--text|--input/);
+    check(['embed', encDir, '--text', 'a', '--output', 'xml'], 2, /--output must be/);
+    check(['embed', broken, '--text', 'a'], 1, /INVALID_ARGUMENT: .*config\.json is missing/);
+    check(['embed', at('nowhere'), '--text', 'a'], 1, /nowhere/);
+    check(['embed', encDir, '--input', 'bad-utf8.txt'], 1, /INVALID_UTF8/);
+    check(['embed', model('mnist-mlp.safetensors'), '--text', 'a'], 1, /not a sentence encoder|NOT_A_MODEL/);
+  }
 });

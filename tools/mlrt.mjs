@@ -7,9 +7,11 @@
 //   mlrt keygen [--type ed25519|x25519] --out NAME
 //   mlrt predict FILE INPUT|- [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 //   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
+//   mlrt embed MODEL --text TEXT | --input FILE|- [--output json|f32|npy] [--out OUTFILE]
 //   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readFile, writeFile, chmod } from 'node:fs/promises';
 import process from 'node:process';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
@@ -18,7 +20,7 @@ import * as aprCrypto from '../wasm/apr-crypto.mjs';
 import { modelToApr, AprWriteError } from './apr/writer.mjs';
 
 const USAGE = `usage:
-  mlrt inspect FILE [--json] [--public-key PUBFILE]
+  mlrt inspect FILE | DIR [--json] [--public-key PUBFILE]   (DIR: a sentence encoder's folder)
   mlrt convert IN OUT [--apr-version 1|2] [--quantize q8|q4] [--compress lz4|zstd|zstd-max]
                [--sign KEYFILE] [--encrypt-password PW | --password-file F] [--recipient PUBFILE]
                [--name NAME] [--description TEXT]
@@ -28,6 +30,11 @@ const USAGE = `usage:
   mlrt tokenize TOKENIZER TEXT | --input FILE [--pair TEXT] [--max-length N]
                (TOKENIZER: a tokenizer.json, a vocab.txt or a model folder; prints {"ids":[...],"tokens":[...]}
                 per text, one line each; --input FILE: one text per line)
+  mlrt embed MODEL --text TEXT | --input FILE|- [--output json|f32|npy] [--out OUTFILE]
+               (MODEL: a sentence encoder's folder (model.safetensors or model.apr, config.json,
+                tokenizer.json, sentence-transformers' modules.json, 1_Pooling/, ...), or its .apr or
+                .safetensors file with those files beside it; one embedding per text, --input: one per
+                line. json: an array of n arrays of dim numbers; f32: raw little-endian n x dim; npy: (n, dim))
   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
                (INDEX: a lemma index, e.g. build/wordnet/lemmas.q8.index; the encoder's folder is
                 --model DIR, by default INDEX's folder; the top k words (10) with their cosine)
@@ -52,6 +59,7 @@ const COMMANDS = {
   keygen: { args: [], options: { type: true, out: true } },
   predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true, output: true, out: true } },
   tokenize: { args: ['TOKENIZER', 'TEXT'], minArgs: 1, options: { input: true, pair: true, 'max-length': true } },
+  embed: { args: ['MODEL'], options: { text: true, input: true, output: true, out: true } },
   search: { args: ['INDEX', 'QUERY'], minArgs: 1, options: { input: true, model: true, k: true, json: false } },
 };
 
@@ -406,6 +414,11 @@ async function main(argv) {
   const { command, positional, options } = parseArgs(argv);
   if (command === 'keygen') { await keygen(options); return 0; }
   const rt = await createRuntime();
+  if (command === 'inspect' && statSync(positional[0], { throwIfNoEntry: false })?.isDirectory()) {
+    const report = await encoderReport(rt, positional[0]);
+    process.stdout.write(`${options.json ? JSON.stringify(report, null, 2) : encoderText(report)}\n`);
+    return 0;
+  }
   if (command === 'inspect') {
     const report = await inspectReport(rt, positional[0], options);
     process.stdout.write(`${options.json ? JSON.stringify(report, null, 2) : inspectText(report)}\n`);
@@ -414,6 +427,7 @@ async function main(argv) {
   }
   if (command === 'convert') await convert(rt, positional, options);
   else if (command === 'tokenize') await tokenize(rt, positional, options);
+  else if (command === 'embed') await embed(rt, positional, options);
   else if (command === 'search') await search(rt, positional, options);
   else await predict(rt, positional, options);
   return 0;
@@ -449,13 +463,114 @@ async function tokenize(rt, [path, text], options) {
 }
 // ---- end of text ----
 
+// ---- sentence encoders: embed, inspect of a folder (issue 21) ----
+
+// The names rt.loadEncoder reads in a folder and in each module folder its modules.json names.
+const ENCODER_NAMES = ['model.safetensors', 'model.apr', 'config.json', 'tokenizer.json', 'vocab.txt', 'tokenizer_config.json',
+  'modules.json', 'sentence_bert_config.json'];
+
+/** A sentence encoder's files by name: a folder's, or a weights file (.apr / .safetensors) and the files beside it. */
+async function encoderFiles(path) {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (!st) throw new CliError(`cannot read model '${path}': no such file or folder`);
+  const files = {};
+  let dir = path, names = ENCODER_NAMES;
+  if (!st.isDirectory()) {
+    const bytes = await readBytes(path, 'model file');
+    files[ascii(bytes.subarray(0, 3)) === 'APR' ? 'model.apr' : 'model.safetensors'] = bytes;
+    dir = dirname(path);
+    names = ENCODER_NAMES.slice(2);
+  }
+  const add = (sub, name) => {
+    const rel = sub ? `${sub}/${name}` : name;
+    if (!(rel in files) && statSync(join(dir, rel), { throwIfNoEntry: false })?.isFile()) files[rel] = new Uint8Array(readFileSync(join(dir, rel)));
+  };
+  for (const n of names) add('', n);
+  add('1_Pooling', 'config.json');
+  let modules = null;
+  try { modules = files['modules.json'] ? JSON.parse(new TextDecoder().decode(files['modules.json'])) : null; } catch { /* loadEncoder says what is wrong */ }
+  for (const m of Array.isArray(modules) ? modules : []) {
+    const sub = m?.path;
+    if (typeof sub === 'string' && sub && !sub.includes('..') && !sub.startsWith('/')) for (const n of names) add(sub, n);
+  }
+  if (!Object.keys(files).length) throw new CliError(`${path}: no model files in this folder (model.safetensors or model.apr, config.json, tokenizer.json, ...)`);
+  return files;
+}
+
+/** Lines of UTF-8 bytes (a final \r dropped; no text after a final newline), checked by the tokenizer. */
+function byteLines(bytes) {
+  const out = [];
+  for (let at = 0; at < bytes.length;) {
+    let end = bytes.indexOf(0x0a, at);
+    if (end < 0) end = bytes.length;
+    out.push(bytes.subarray(at, end > at && bytes[end - 1] === 0x0d ? end - 1 : end));
+    at = end + 1;
+  }
+  return out;
+}
+
+async function embed(rt, [model], options) {
+  const format = choice(options, 'output', ['json', 'f32', 'npy']) ?? 'json';
+  if ((options.text === undefined) === (options.input === undefined)) throw new UsageError('embed: give --text TEXT or --input FILE (one text per line), not both');
+  if (options.out === '') throw new UsageError('--out needs a file name');
+  const enc = rt.loadEncoder(await encoderFiles(model));
+  const texts = options.text !== undefined ? [options.text] : byteLines(await readBytes(options.input, 'input'));
+  const v = enc.embed(texts), dim = enc.info.dim, n = texts.length;
+  let bytes;
+  if (format === 'json') {
+    const rows = Array.from({ length: n }, (_, i) => Array.from(v.subarray(i * dim, (i + 1) * dim), shortestF32));
+    bytes = new TextEncoder().encode(`${JSON.stringify(rows)}\n`);
+  } else if (format === 'f32') {
+    bytes = new Uint8Array(v.length * 4);
+    const dv = new DataView(bytes.buffer);
+    for (let i = 0; i < v.length; i++) dv.setFloat32(4 * i, v[i], true);
+  } else {
+    bytes = npyBytes(v, n, dim);
+  }
+  enc.free();
+  if (options.out !== undefined) await writeOut(options.out, bytes);
+  else await new Promise((resolve, reject) => process.stdout.write(bytes, (e) => (e ? reject(e) : resolve())));
+}
+
+async function encoderReport(rt, dir) {
+  const files = await encoderFiles(dir);
+  const enc = rt.loadEncoder(files);
+  const report = {
+    folder: dir,
+    files: Object.fromEntries(Object.entries(files).map(([k, b]) => [k, b.length])),
+    info: enc.info,
+    tokenizer: enc.tokenizer?.info ?? null,
+  };
+  enc.free();
+  return report;
+}
+
+function encoderText(r) {
+  const i = r.info, t = r.tokenizer, lines = [];
+  const row = (k, v) => lines.push(`${k.padEnd(12)} ${v}`);
+  const n = (x) => x.toLocaleString('en-US');
+  row('folder', `${r.folder} (${Object.entries(r.files).map(([k, b]) => `${k} ${n(b)} B`).join(', ')})`);
+  row('format', `${i.format}${i.tensorPrefix ? ` (tensors named ${i.tensorPrefix}...)` : ''}`);
+  row('model', `sentence encoder: ${i.architecture}, ${i.layers} layers, hidden ${i.hiddenSize}, ${i.heads} heads, FFN ${i.ffn}, ${i.hiddenAct}`);
+  row('embedding', `${i.dim} floats: ${i.pooling} pooling${i.normalize ? ', L2-normalized' : ''}`);
+  row('length', `${i.maxLength} tokens per text (${i.maxPositions} positions)${i.lowerCase ? ', texts lowercased first' : ''}`);
+  row('vocabulary', `${n(i.vocabSize)} ids, ${i.typeVocabSize} token types`);
+  row('tokenizer', t ? `${t.source}: WordPiece, ${n(t.vocabSize)} pieces${t.normalizer?.lowercase ? ', lowercase' : ''}` : 'none (embed needs tokenizer.json or vocab.txt)');
+  row('weights', `${i.dtype}, ${n(i.params)} parameters, ${n(i.weightBytes)} bytes in memory`);
+  row('unused', i.unusedTensors.length ? i.unusedTensors.join(', ') : 'none');
+  const io = (v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`;
+  row('inputs', i.inputs.map(io).join('; '));
+  row('outputs', i.outputs.map(io).join('; '));
+  return lines.join('\n');
+}
+// ---- end of sentence encoders ----
+
 // ---- the reverse dictionary: search a lemma index (issue 22) ----
 async function search(rt, [indexPath, query], options) {
   if ((query === undefined) === (options.input === undefined)) throw new UsageError('search: give QUERY or --input FILE (not both)');
   const k = options.k === undefined ? 10 : Number(options.k);
   if (!(Number.isSafeInteger(k) && k > 0)) throw new UsageError(`--k must be a positive integer, got '${options.k}'`);
   const { readIndex } = await import('../web/lemma-index.mjs');
-  const { dirname } = await import('node:path');
   const { createHash } = await import('node:crypto');
   let index;
   try {
@@ -466,17 +581,12 @@ async function search(rt, [indexPath, query], options) {
   }
   if (typeof rt.loadEncoder !== 'function') throw new CliError('search: this mlrt has no loadEncoder (the sentence encoder)');
   const dir = options.model ?? dirname(indexPath);
-  const files = {};
-  for (const f of ['model.safetensors', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'modules.json', '1_Pooling/config.json', 'sentence_bert_config.json']) {
-    try {
-      files[f] = await readFile(`${dir}/${f}`);
-    } catch (e) {
-      if (['model.safetensors', 'config.json', 'tokenizer.json'].includes(f)) throw new CliError(`search: ${dir}/${f}: ${e.code === 'ENOENT' ? 'no such file (give the encoder\'s folder with --model DIR)' : e.message}`);
-    }
-  }
-  const sha = createHash('sha256').update(files['model.safetensors']).digest('hex');
-  if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; ${dir}/model.safetensors is ${sha.slice(0, 16)}…)`);
+  const files = await encoderFiles(dir);
+  const weights = files['model.safetensors'] ?? files['model.apr'];
+  const sha = createHash('sha256').update(weights ?? new Uint8Array(0)).digest('hex');
+  if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; the weights in ${dir} are ${sha.slice(0, 16)}…; give the encoder's folder with --model DIR)`);
   const enc = await rt.loadEncoder(files);
+  if (index.dtype === 'q8') index.useRuntime(rt); // the scan on mlrt's Q8 kernels
   const queries = query !== undefined ? [query] : (await readFile(options.input, 'utf8')).split('\n').map((t) => t.replace(/\r$/, '')).filter((t) => t.trim());
   const out = [];
   for (const q of queries) {

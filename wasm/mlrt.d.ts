@@ -21,9 +21,11 @@ export type Format = 'bin' | 'safetensors' | 'bintensors' | 'apr' | 'onnx';
 export type ModelKind =
   | 'mlp' | 'linear_regression' | 'logistic_regression' | 'decision_tree' | 'random_forest' | 'kmeans'
   /** An ONNX graph: named inputs and outputs (info.inputs, info.outputs; info.onnx lists the file's). */
-  | 'graph';
+  | 'graph'
+  /** A BERT-family sentence encoder (rt.loadEncoder: an Encoder, not a Model). */
+  | 'encoder';
 /** What predict's outputs mean: per-class scores, predicted values, or distances to centroids. */
-export type Task = 'classification' | 'regression' | 'clustering';
+export type Task = 'classification' | 'regression' | 'clustering' | 'embedding';
 
 /** Trees and forests: `info.trees`. */
 export interface TreeFacts {
@@ -373,6 +375,13 @@ export interface Runtime {
    * a model folder's files by name. Throws MlrtError (UNSUPPORTED naming BPE, Unigram, ByteLevel,
    * Metaspace, ...; BAD_HEADER naming the field; INVALID_UTF8 with the byte offset; ...). */
   loadTokenizer(files: Uint8Array | ArrayBuffer | TokenizerFiles): Tokenizer;
+  /** A BERT-family sentence encoder (see Encoder) from its folder's files by their names in the
+   * model's repository. Throws MlrtError: INVALID_ARGUMENT (a file missing, named twice), BAD_DIMENSIONS
+   * (a shape that disagrees with config.json, a tokenizer larger than vocab_size), UNSUPPORTED (naming the
+   * config field: hidden_act, position_embedding_type, a decoder), NON_FINITE, TRUNCATED, the
+   * tokenizer's codes, NOT_A_MODEL (files that hold no encoder: loadFromBytes loads other models).
+   * loadFromBytes and load refuse an encoder with a message that names loadEncoder. */
+  loadEncoder(files: EncoderFiles): Encoder;
 }
 
 /** What rt.threadPool shows of the workers (threads > 1). */
@@ -464,6 +473,93 @@ export interface Tokenizer {
   dispose(): void;
 }
 // ---- end of text ----
+
+// ---- sentence encoders (issue 21) ----
+
+/** A model folder's files by their names in the repository (Hugging Face / sentence-transformers):
+ * 'model.safetensors' (F32, F16, BF16) or 'model.apr' (aprender .apr v2), 'config.json',
+ * 'tokenizer.json' or 'vocab.txt' (+ 'tokenizer_config.json'), and when present 'modules.json',
+ * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length). Other
+ * names are ignored. */
+export type EncoderFiles =
+  | { readonly [name: string]: Uint8Array | ArrayBuffer }
+  | ReadonlyMap<string, Uint8Array | ArrayBuffer>;
+
+export interface EncoderInfo {
+  readonly format: 'safetensors' | 'apr';
+  readonly kind: 'encoder';
+  readonly task: 'embedding';
+  /** config.json's architectures[0] (e.g. 'BertModel'). */
+  readonly architecture: string;
+  /** Floats per embedding: hiddenSize times the pooling modes (one for 'mean' or 'cls'). */
+  readonly dim: number;
+  readonly hiddenSize: number;
+  readonly layers: number;
+  readonly heads: number;
+  readonly ffn: number;
+  readonly vocabSize: number;
+  /** max_position_embeddings. */
+  readonly maxPositions: number;
+  readonly typeVocabSize: number;
+  /** Tokens per text that embed keeps (sentence_bert_config.json's max_seq_length, capped by the positions). */
+  readonly maxLength: number;
+  readonly layerNormEps: number;
+  readonly hiddenAct: 'gelu';
+  /** The 1_Pooling modes, joined by '+' when several: 'mean', 'cls', 'max', ... */
+  readonly pooling: string;
+  /** A 2_Normalize module: embeddings are L2-normalized. */
+  readonly normalize: boolean;
+  /** sentence_bert_config.json's do_lower_case: embed lowercases texts first. */
+  readonly lowerCase: boolean;
+  /** 'bert.' when the tensors are named so, else ''. */
+  readonly tensorPrefix: string;
+  /** Tensors of the file the forward pass does not use (pooler.*, embeddings.position_ids, cls.*). */
+  readonly unusedTensors: readonly string[];
+  /** Whether a tokenizer was loaded (embed needs one; embedTokens does not). */
+  readonly tokenizer: boolean;
+  readonly dtype: 'f32' | 'f16' | 'bf16' | 'q8' | 'q4';
+  readonly params: number;
+  /** Bytes of weights held in memory. */
+  readonly weightBytes: number;
+  readonly inputSize: number;
+  readonly outputSize: number;
+  /** input_ids, attention_mask, token_type_ids ['batch', 'sequence']. */
+  readonly inputs: readonly TensorSpec[];
+  /** sentence_embedding ['batch', dim] F32. */
+  readonly outputs: readonly TensorSpec[];
+  readonly metadata: Metadata;
+}
+
+/** Token ids already made: a flat Int32Array / BigInt64Array with dims [rows, width] (without dims: one
+ * row), or arrays of integers per row (rows may differ in length: the short ones are padded and
+ * masked). attentionMask (default all ones) and typeIds (default zeros) have the shape of ids. */
+export interface TokenInput {
+  readonly ids: Int32Array | BigInt64Array | readonly (readonly (number | bigint)[])[] | readonly (number | bigint)[];
+  readonly attentionMask?: Uint8Array | Int32Array | BigInt64Array | readonly (readonly number[])[] | readonly number[];
+  readonly typeIds?: Int32Array | BigInt64Array | readonly (readonly number[])[] | readonly number[];
+  readonly dims?: readonly [number, number];
+}
+
+/** A BERT-family sentence encoder: one embedding per text, each text giving the same bits alone as in
+ * any batch. */
+export interface Encoder {
+  readonly info: EncoderInfo;
+  /** The model's tokenizer (owned by the encoder: free() disposes it), or null without tokenizer files. */
+  readonly tokenizer: Tokenizer | null;
+  readonly disposed: boolean;
+  /** n texts -> Float32Array(n * info.dim), row after row (one text: n = 1): tokenized by the model's
+   * tokenizer (lowercased first when info.lowerCase, truncated to info.maxLength), pooled, normalized
+   * when info.normalize. batchSize (default 32): texts per call into the module; results do not depend on it. */
+  embed(texts: TokenizerText | readonly TokenizerText[], options?: { batchSize?: number }): Float32Array;
+  /** Token ids -> Float32Array(rows * info.dim). INVALID_ARGUMENT for an id outside the vocabulary, a
+   * row wider than info.maxPositions, a row without tokens, left padding with CLS pooling. */
+  embedTokens(input: TokenInput): Float32Array;
+  /** Returns the encoder's memory (and its tokenizer's) to the wasm heap. Safe to call twice. */
+  free(): void;
+  /** The same as free(). */
+  dispose(): void;
+}
+// ---- end of sentence encoders ----
 
 export interface RuntimeOptions {
   /** The .wasm to use; default: mlrt-relaxed.wasm, mlrt.wasm or mlrt-scalar.wasm next to this

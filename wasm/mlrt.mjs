@@ -158,7 +158,7 @@ const EXPORTS = ['mlrt_alloc', 'mlrt_dealloc', 'mlrt_build_flags', 'mlrt_status_
   'mlrt_model_info_json', 'mlrt_predict_batch', 'mlrt_predict_labels', 'mlrt_model_fork', 'mlrt_layer_slice', 'mlrt_layer',
   'mlrt_layer_weights', 'mlrt_inspect', 'mlrt_string_free', 'mlrt_run', 'mlrt_output',
   'mlrt_tokenizer_load', 'mlrt_tokenizer_free', 'mlrt_tokenizer_encode', 'mlrt_tokenizer_encode_batch', 'mlrt_tokenizer_decode',
-  'mlrt_tokenizer_normalize', 'mlrt_tokenizer_token', 'mlrt_tokenizer_info_json'];
+  'mlrt_tokenizer_normalize', 'mlrt_tokenizer_token', 'mlrt_tokenizer_info_json', 'mlrt_load_files', 'mlrt_embed', 'mlrt_model_tokenizer'];
 
 // mlrt.h's structs as laid out in wasm32 memory (pinned by _Static_asserts in src/api/host.c).
 const ERROR = { bytes: 324, message: 4 };                               // mlrt_error { code; char message[320] }
@@ -320,6 +320,18 @@ class Runtime {
 
   #text = null; // TextPort: the tokenizers' access to this runtime's exports and memory
 
+  /**
+   * Loads a sentence encoder (BERT family: all-MiniLM, bge, e5, gte, ...) from its folder's files by
+   * their names in the model's repository: { 'model.safetensors': bytes, 'config.json': bytes,
+   * 'tokenizer.json': bytes, 'modules.json'?: bytes, '1_Pooling/config.json'?: bytes,
+   * 'sentence_bert_config.json'?: bytes, ... } (or a Map), or { 'model.apr': bytes, ... } (aprender
+   * .apr v2). Bytes are Uint8Array or ArrayBuffer, and may be reused afterwards. Throws MlrtError.
+   */
+  loadEncoder(files) {
+    this.#text ??= new TextPort(this.#wasm);
+    return loadEncoder(this.#wasm, this.#text, files);
+  }
+
   /** Lists a file's tensors and metadata without building a model. */
   inspect(bytes) {
     const w = this.#wasm;
@@ -443,6 +455,9 @@ function writeLoadOptions(w, ptr, expectUtf8, layout) {
 function asBytes(bytes, what) {
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes instanceof Map || (bytes && Object.getPrototypeOf(bytes) === Object.prototype)) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer, got a folder's files by name: a sentence encoder loads with rt.loadEncoder(files)`);
+  }
   throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a Uint8Array or ArrayBuffer`);
 }
 
@@ -817,7 +832,7 @@ const tokenizers = typeof FinalizationRegistry === 'function'
 
 function releaseTokenizer(p, h) {
   if (h.scratch) p.free(h.scratch);
-  if (h.tok) p.x.mlrt_tokenizer_free(h.tok);
+  if (h.tok && !h.borrowed) p.x.mlrt_tokenizer_free(h.tok); // a borrowed one is its encoder's to free
   h.tok = h.scratch = h.cap = 0;
 }
 
@@ -828,10 +843,12 @@ function releaseTokenizer(p, h) {
  */
 class Tokenizer {
   #p;
-  #h; // { tok, scratch, cap }: the C tokenizer and a scratch block reused by every call
-  constructor(p, tok) {
+  #h; // { tok, scratch, cap, borrowed }: the C tokenizer and a scratch block reused by every call
+  #owner; // the Encoder whose model owns the C tokenizer (kept alive while this is), or null
+  constructor(p, tok, owner = null) {
     this.#p = p;
-    this.#h = { tok, scratch: 0, cap: 0 };
+    this.#owner = owner;
+    this.#h = { tok, scratch: 0, cap: 0, borrowed: owner !== null };
     /** { source, vocabSize, idCount, unkToken, normalizer, preTokenizer, addedTokens, specialTokens, postProcessor, truncation, padding, maxLength, decoder } */
     this.info = deepFreeze(JSON.parse(p.string(p.x.mlrt_tokenizer_info_json(tok))));
     tokenizers?.register(this, { p, h: this.#h }, this.#h);
@@ -976,7 +993,10 @@ class Tokenizer {
     return s ? this.#p.string(s) : null;
   }
 
-  /** Returns the tokenizer's memory to the wasm heap. Safe to call twice. */
+  /**
+   * Returns the tokenizer's memory to the wasm heap. Safe to call twice. An encoder's tokenizer
+   * (enc.tokenizer) belongs to its model: this frees its scratch memory only, and enc.free() disposes it.
+   */
   dispose() {
     if (!this.#h.tok) return;
     tokenizers?.unregister(this.#h);
@@ -986,3 +1006,222 @@ class Tokenizer {
   get disposed() { return !this.#h.tok; }
 }
 // ---- end of text ----
+
+// ---- sentence encoders (issue 21) ----
+//
+// mlrt_load_files reads a model folder's files by name; mlrt_embed tokenizes and embeds texts with
+// the model's own tokenizer; mlrt_run embeds token ids. The C tokenizer belongs to the model.
+
+const FILE_BYTES = 12; // mlrt_file { const char *name; const uint8_t *bytes; size_t len } in wasm32
+const FILES_HINT = "{ 'model.safetensors': bytes, 'config.json': bytes, 'tokenizer.json': bytes, ... } or a Map of them";
+const MAX_BATCH = 1 << 16;
+
+// A folder's files: [[name, Uint8Array]], checked.
+function namedFiles(files, what) {
+  let entries;
+  if (files instanceof Map) entries = [...files];
+  else if (files && typeof files === 'object' && !ArrayBuffer.isView(files) && !(files instanceof ArrayBuffer)) entries = Object.entries(files);
+  else throw new MlrtError('INVALID_ARGUMENT', `${what}: expected the model folder's files by name: ${FILES_HINT}`);
+  if (!entries.length) throw new MlrtError('INVALID_ARGUMENT', `${what}: no files given: expected ${FILES_HINT}`);
+  return entries.map(([name, bytes]) => {
+    if (typeof name !== 'string' || !name || name.includes('\0')) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: a file name must be a non-empty string without NUL, got ${JSON.stringify(String(name))}`);
+    }
+    return [name, asBytes(bytes, `${what}: '${name}'`)];
+  });
+}
+
+function loadEncoder(w, text, files) {
+  const named = namedFiles(files, 'loadEncoder');
+  const names = named.map(([name]) => encoder.encode(`${name}\0`));
+  const copies = [];
+  let ptr = 0;
+  try {
+    // each file's bytes in a block of its own, then the mlrt_file list with the names after it
+    for (const [, bytes] of named) {
+      const at = w.alloc(Math.max(bytes.length, 1));
+      copies.push(at);
+      w.u8().set(bytes, at);
+    }
+    const list = w.alloc(FILE_BYTES * named.length + names.reduce((a, n) => a + n.length, 0));
+    copies.push(list);
+    let at = list + FILE_BYTES * named.length;
+    named.forEach(([, bytes], k) => {
+      const view = w.view(), s = list + FILE_BYTES * k;
+      w.u8().set(names[k], at);
+      view.setUint32(s, at, true);
+      view.setUint32(s + 4, copies[k], true);
+      view.setUint32(s + 8, bytes.length, true);
+      at += names[k].length;
+    });
+    ptr = w.x.mlrt_load_files(list, named.length, 0, w.error);
+  } finally {
+    for (const at of copies) w.free(at);
+  }
+  if (!ptr) {
+    const e = w.failure();
+    throw new MlrtError(e.code, `loadEncoder: ${e.message.replace(/^load_files: /, '')}`);
+  }
+  const info = deepFreeze(JSON.parse(w.string(w.x.mlrt_model_info_json(ptr))));
+  const record = { ptr, io: 0, threads: null };
+  if (info.kind !== 'encoder') {
+    w.release(record);
+    throw new MlrtError('NOT_A_MODEL', `loadEncoder: the files hold a ${info.kind} (${info.format}), not a sentence encoder: load it with rt.loadFromBytes`);
+  }
+  const enc = new Encoder(w, text, record, info);
+  w.track(enc, record);
+  return enc;
+}
+
+function checkBatchSize(batchSize, what) {
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: batchSize must be an integer from 1 to ${MAX_BATCH}, got ${JSON.stringify(batchSize)}`);
+  }
+}
+
+// One of embedTokens' inputs as a flat typed array over rows x width, or null when not given.
+// A flat typed array takes dims (or is one row); arrays of arrays may be ragged (padded here).
+function tokenRows(v, name, dims, what, rows) {
+  if (v === undefined || v === null) return null;
+  if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
+    if (!(v instanceof Int32Array || v instanceof BigInt64Array || (name === 'attentionMask' && v instanceof Uint8Array))) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name} must be an Int32Array or BigInt64Array${name === 'attentionMask' ? ' or Uint8Array' : ''}, got ${v.constructor.name}`);
+    }
+    const [n, t] = dims ?? [1, v.length];
+    if (n * t !== v.length) throw new MlrtError('INVALID_ARGUMENT', `${what}: dims [${n}, ${t}] hold ${n * t} tokens, ${name} has ${v.length}`);
+    return { data: v, rows: n, width: t, lengths: null };
+  }
+  if (!Array.isArray(v)) throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name} must be a typed array (with dims) or an array of arrays of integers`);
+  const list = v.length > 0 && !Array.isArray(v[0]) ? [v] : v; // one row of numbers
+  if (rows !== undefined && list.length !== rows) throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name} has ${list.length} rows, ids ${rows}`);
+  let width = 0;
+  list.forEach((r, i) => {
+    if (!Array.isArray(r)) throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name}[${i}] is not an array`);
+    width = Math.max(width, r.length);
+  });
+  const data = new Int32Array(list.length * width);
+  list.forEach((r, i) => r.forEach((x, t) => {
+    const n = typeof x === 'bigint' ? Number(x) : x;
+    if (!Number.isInteger(n) || n < -0x80000000 || n > 0x7fffffff) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name}[${i}][${t}] = ${x} is not a 32-bit integer`);
+    }
+    data[i * width + t] = n;
+  }));
+  return { data, rows: list.length, width, lengths: list.map((r) => r.length) };
+}
+
+/**
+ * A BERT-family sentence encoder (rt.loadEncoder): texts or token ids in, one embedding per text out,
+ * each text giving the same bits alone as in any batch.
+ */
+class Encoder {
+  #wasm;
+  #text;
+  #m; // { ptr, io, threads }: the model's wasm memory (Wasm#free)
+
+  constructor(wasm, text, record, info) {
+    this.#wasm = wasm;
+    this.#text = text;
+    this.#m = record;
+    /** { format, kind: 'encoder', task: 'embedding', architecture, dim, hiddenSize, layers, heads, ffn, vocabSize,
+     *    maxPositions, typeVocabSize, maxLength, layerNormEps, hiddenAct, pooling, normalize, lowerCase,
+     *    tensorPrefix, unusedTensors, tokenizer, dtype, params, weightBytes, inputs, outputs, metadata } */
+    this.info = info;
+    const tok = wasm.x.mlrt_model_tokenizer(record.ptr);
+    /** The model's Tokenizer (owned by the encoder: enc.free() disposes it), or null without tokenizer files. */
+    this.tokenizer = tok ? new Tokenizer(text, tok, this) : null;
+  }
+
+  #live(what) {
+    if (!this.#m.ptr) throw new MlrtError('DISPOSED', `${what}: the encoder has been freed`);
+  }
+
+  /**
+   * A text (string or UTF-8 bytes) or an array of them -> Float32Array(n * info.dim), row after row:
+   * tokenized by the model's tokenizer (truncated to info.maxLength), pooled, normalized when the model
+   * says so. options.batchSize (default 32): texts per call into the module (memory, not results).
+   */
+  embed(texts, options = {}) {
+    this.#live('embed');
+    const { batchSize = 32 } = options ?? {};
+    checkBatchSize(batchSize, 'embed');
+    const one = typeof texts === 'string' || texts instanceof Uint8Array || texts instanceof ArrayBuffer;
+    if (!one && !Array.isArray(texts)) throw new MlrtError('INVALID_ARGUMENT', 'embed: expected a text (string or UTF-8 bytes) or an array of texts');
+    const list = (one ? [texts] : texts).map((t, i) => textArg(t, one ? 'embed' : `embed: texts[${i}]`));
+    if (!this.tokenizer) {
+      throw new MlrtError('INVALID_ARGUMENT', 'embed: the encoder was loaded without tokenizer.json or vocab.txt: use embedTokens');
+    }
+    const w = this.#wasm, p = this.#text, dim = this.info.dim, n = list.length;
+    const out = new Float32Array(n * dim);
+    for (let i = 0; i < n; i += batchSize) {
+      const part = list.slice(i, i + batchSize), k = part.length;
+      const bound = part.reduce((a, t) => a + utf8Bound(t), 0);
+      w.withScratch(k * dim * 4 + k * 4 + bound + 1, (outPtr) => {
+        const ends = outPtr + k * dim * 4, textAt = ends + k * 4;
+        let at = textAt;
+        part.forEach((t, j) => { at += p.put(t, at); w.view().setUint32(ends + 4 * j, at - textAt, true); });
+        w.check(w.x.mlrt_embed(this.#m.ptr, textAt, ends, k, outPtr, w.error));
+        out.set(w.array(Float32Array, outPtr, k * dim), i * dim);
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Token ids already made -> Float32Array(rows * info.dim). ids: an Int32Array or BigInt64Array of
+   * rows x width tokens with dims [rows, width] (without dims: one row), or an array of arrays of
+   * integers (rows may differ in length: the short ones are padded, their padding masked out).
+   * attentionMask (1 = a token, 0 = padding; default all ones) and typeIds (default zeros): the same
+   * shape, as Int32Array, BigInt64Array (or Uint8Array for the mask), or arrays of arrays.
+   */
+  embedTokens(input) {
+    this.#live('embedTokens');
+    const what = 'embedTokens';
+    if (!input || typeof input !== 'object' || ArrayBuffer.isView(input) || Array.isArray(input)) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: expected { ids, attentionMask?, typeIds?, dims? }`);
+    }
+    const { ids, attentionMask, typeIds, dims } = input;
+    if (dims !== undefined && !(Array.isArray(dims) && dims.length === 2 && dims.every((d) => Number.isSafeInteger(d) && d >= 0))) {
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: dims must be [rows, width], got ${JSON.stringify(dims)}`);
+    }
+    if (ids === undefined || ids === null) throw new MlrtError('INVALID_ARGUMENT', `${what}: ids is required`);
+    const id = tokenRows(ids, 'ids', dims, what);
+    const { rows, width } = id;
+    if (rows === 0) return new Float32Array(0);
+    const mask = tokenRows(attentionMask, 'attentionMask', dims ?? (id.lengths ? undefined : [rows, width]), what, rows);
+    const types = tokenRows(typeIds, 'typeIds', dims ?? (id.lengths ? undefined : [rows, width]), what, rows);
+    for (const [t, name] of [[mask, 'attentionMask'], [types, 'typeIds']]) {
+      if (t && (t.data.length !== id.data.length || t.width !== width || String(t.lengths) !== String(id.lengths))) {
+        throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name} must have the shape of ids (${rows} rows of ${id.lengths ? id.lengths.join(', ') : width} tokens)`);
+      }
+    }
+    let maskData = mask?.data;
+    if (!maskData) { // ones, and zeros where ragged rows were padded
+      maskData = new Uint8Array(rows * width).fill(1);
+      if (id.lengths) id.lengths.forEach((len, r) => maskData.fill(0, r * width + len, (r + 1) * width));
+    }
+    const feeds = [['input_ids', id.data], ['attention_mask', maskData], ['token_type_ids', types?.data ?? new Int32Array(rows * width)]];
+    const tensors = feeds.map(([name, data]) => ({
+      name: encoder.encode(name), dtype: dtypeOf(data, undefined, `${what}: ${name}`), dims: [rows, width],
+      bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    }));
+    const w = this.#wasm, ptr = this.#m.ptr;
+    w.withScratch(tensorBlockBytes(tensors), (block) => {
+      writeTensors(w, block, tensors);
+      w.check(w.x.mlrt_run(ptr, block, tensors.length, w.error));
+    });
+    return readOutput(w, ptr, 0).data;
+  }
+
+  /** Returns the encoder's memory (and its tokenizer's) to the wasm heap. Safe to call twice. */
+  free() {
+    this.tokenizer?.dispose();
+    if (this.#m.ptr) this.#wasm.release(this.#m);
+  }
+
+  /** The same as free(), as models name it. */
+  dispose() { this.free(); }
+
+  get disposed() { return !this.#m.ptr; }
+}
+// ---- end of sentence encoders ----

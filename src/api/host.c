@@ -12,6 +12,8 @@ _Static_assert(sizeof(mlrt_tensor) == 88 && offsetof(mlrt_tensor, dtype) == 4 &&
                    offsetof(mlrt_tensor, dims) == 16 && offsetof(mlrt_tensor, data) == 80,
                "mlrt_tensor layout");
 _Static_assert(sizeof(mlrt_load_options) == 8 && sizeof(mlrt_layer_info) == 16, "mlrt_load_options, mlrt_layer_info layout");
+_Static_assert(sizeof(mlrt_file) == 12 && offsetof(mlrt_file, bytes) == 4 && offsetof(mlrt_file, len) == 8 && sizeof(size_t) == 4,
+               "mlrt_file layout (loadTokenizer, loadEncoder), size_t ends (embed)");
 #endif
 
 void *mlrt_alloc(size_t size) { return malloc(size ? size : 1); }

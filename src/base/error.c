@@ -38,6 +38,7 @@ const char *mlrt_kind_name(mlrt_kind k) {
     case MLRT_KIND_RANDOM_FOREST: return "random_forest";
     case MLRT_KIND_KMEANS: return "kmeans";
     case MLRT_KIND_GRAPH: return "graph";
+    case MLRT_KIND_ENCODER: return "encoder";
     }
     return "unknown";
 }
@@ -47,6 +48,7 @@ const char *mlrt_task_name(mlrt_task t) {
     case MLRT_TASK_CLASSIFICATION: return "classification";
     case MLRT_TASK_REGRESSION: return "regression";
     case MLRT_TASK_CLUSTERING: return "clustering";
+    case MLRT_TASK_EMBEDDING: return "embedding";
     }
     return "unknown";
 }

@@ -277,6 +277,40 @@ bool mlrt__json_u64(const mlrt__json *v, uint64_t *out) {
     return true;
 }
 
+/* Decimal digits to double: m x 10^e with m < 2^53 and |e| <= 22 is one correctly rounded multiply or
+ * divide of exact values (both are exact doubles); other numbers, far from what config files hold,
+ * are scaled a power of ten at a time (within a few ulps). */
+bool mlrt__json_f64(const mlrt__json *v, double *out) {
+    if (!v || v->type != MLRT__JSON_NUMBER || v->len == 0) return false;
+    const char *s = v->str, *end = s + v->len;
+    bool neg = *s == '-';
+    s += neg;
+    uint64_t m = 0;
+    long e = 0, ex = 0;
+    bool frac = false;
+    for (; s < end && *s != 'e' && *s != 'E'; s++) {
+        if (*s == '.') { frac = true; continue; }
+        if (m < 100000000000000000ull) m = m * 10 + (uint64_t)(*s - '0'), e -= frac;
+        else e += !frac;                               /* digits past 17: dropped, counted */
+    }
+    if (s < end) {                                     /* the parser checked the grammar: e[+-]digits */
+        bool eneg = *++s == '-';
+        s += *s == '-' || *s == '+';
+        for (; s < end; s++) ex = ex < 100000 ? ex * 10 + (*s - '0') : ex;
+        e += eneg ? -ex : ex;
+    }
+    double x = (double)m, p = 1.0;
+    if (m < (1ull << 53) && e >= -22 && e <= 22) {
+        for (long k = 0; k < (e < 0 ? -e : e); k++) p *= 10.0;
+        x = e < 0 ? x / p : x * p;
+    } else {
+        for (; e > 0 && x < 1e308; e--) x *= 10.0;
+        for (; e < 0 && x > 0.0; e++) x /= 10.0;
+    }
+    *out = neg ? -x : x;
+    return true;
+}
+
 const mlrt__json *mlrt__json_get(const mlrt__json *obj, const char *key) {
     if (!obj || obj->type != MLRT__JSON_OBJECT) return NULL;
     size_t n = strlen(key);

@@ -30,6 +30,15 @@ mlrt_status mlrt__read_bin(const uint8_t *b, size_t n, mlrt__desc *d, mlrt_error
  * file (the tensors' data is at ts->data_begin); d borrows ts. */
 mlrt_status mlrt__recognize(const uint8_t *file, const mlrt__tensorset *ts, mlrt_weight_layout layout, mlrt__desc *d,
                             mlrt_error *err);
+/* ---- BERT-family sentence encoders (formats/bert.c) ---- */
+/* The tensors hold a BERT encoder's word embeddings (with or without the "bert." prefix). */
+bool mlrt__is_bert(const mlrt__tensorset *ts);
+/* A folder's files (mlrt_load_files): modules.json, config.json, the weights (model.safetensors or
+ * model.apr, read into ts, which the caller frees with mlrt__tensorset_free whatever happens), the
+ * pooling and length configs, into d (zeroed first; on failure freed). *bert: the weights file was
+ * found and holds a BERT encoder (false: the caller may load the files another way). */
+mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset *ts, mlrt__enc_desc *d, bool *bert,
+                               mlrt_error *err);
 /* ---- .apr v1 (apr_v1.c): one model in a checksummed container ---- */
 /* aprender's model types (the v1 header's u16); the ones mlrt runs: */
 #define MLRT__APR_LINEAR_REGRESSION 0x0001

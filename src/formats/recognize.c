@@ -392,6 +392,9 @@ mlrt_status mlrt__recognize(const uint8_t *file, const mlrt__tensorset *ts, mlrt
     ctx c = {file + ts->data_begin, ts, mlrt_format_name(ts->format), layout, d, err};
     if (ts->count == 0)
         return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
+    if (mlrt__is_bert(ts))
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: a BERT-family sentence encoder: load it with its config.json and "
+                          "tokenizer through mlrt_load_files (JavaScript: rt.loadEncoder(files))", c.fmt);
     const mlrt__tensor *coef = mlrt__tensorset_find(ts, "coefficients");
     if (coef) return regression(&c, coef, "intercept");
     const char *type = model_type(&c);

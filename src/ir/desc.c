@@ -71,3 +71,8 @@ void mlrt__ir_graph_free(mlrt__ir_graph *g) {
     free(g->ids), free(g->strings);
     memset(g, 0, sizeof *g);
 }
+
+void mlrt__enc_desc_free(mlrt__enc_desc *d) {
+    free(d->layer), free(d->facts_json), free(d->dir);
+    memset(d, 0, sizeof *d);
+}

@@ -128,6 +128,51 @@ typedef struct mlrt__desc {
 } mlrt__desc;
 void mlrt__desc_free(mlrt__desc *d);
 
+/* ---------------------------------------------------------------- a BERT-family encoder */
+
+#define MLRT__ENC_MAX_LAYERS 256
+#define MLRT__ENC_MAX_POSITIONS 65536         /* max_position_embeddings */
+
+/* sentence-transformers' pooling modes; several are concatenated in this order. */
+enum {
+    MLRT__EPOOL_CLS = 1, MLRT__EPOOL_MAX = 2, MLRT__EPOOL_MEAN = 4, MLRT__EPOOL_MEAN_SQRT = 8,
+    MLRT__EPOOL_WEIGHTED = 16, MLRT__EPOOL_LAST = 32
+};
+
+/* One tensor of the file that is not a dense layer's weight: its bytes, checked against its shape. */
+typedef struct mlrt__enc_src {
+    const char *name;               /* the file's tensor name, for messages */
+    const uint8_t *p;               /* [count] elements of dtype, in the file */
+    mlrt_dtype dtype;               /* F32, F16, BF16, or a quantized .apr type */
+    uint64_t count;
+} mlrt__enc_src;
+
+typedef struct mlrt__enc_layer {
+    mlrt__dense_src w[6];           /* query, key, value, attention output ([hidden][hidden]), intermediate
+                                     * ([ffn][hidden]), output ([hidden][ffn]): [out][in] + [out] biases */
+    mlrt__enc_src ln1_w, ln1_b;     /* attention.output.LayerNorm [hidden] */
+    mlrt__enc_src ln2_w, ln2_b;     /* output.LayerNorm [hidden] */
+} mlrt__enc_layer;
+
+/* A BERT encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
+ * the weights file), pooling. Owns layer, facts_json and unused_json; borrows ts. */
+typedef struct mlrt__enc_desc {
+    mlrt_format format;
+    const mlrt__tensorset *ts;      /* the weights file's metadata, for info */
+    uint32_t hidden, layers, heads, ffn, vocab, positions, types;
+    float eps;                      /* layer_norm_eps */
+    mlrt_dtype dtype;               /* the dense weights' element type in the file */
+    uint32_t pooling;               /* MLRT__EPOOL_* bits */
+    bool normalize;                 /* L2 after pooling */
+    uint32_t max_length;            /* tokens mlrt_embed truncates to (<= positions) */
+    bool lower_case;                /* sentence-transformers' do_lower_case: texts lowercased before tokenizing */
+    mlrt__enc_src word, pos, type, ln_w, ln_b; /* [vocab][hidden], [positions][hidden], [types][hidden], [hidden] */
+    mlrt__enc_layer *layer;         /* [layers] */
+    char *facts_json;               /* the members of info the files give ("architecture":...,"unusedTensors":[...]) */
+    char *dir;                      /* where the Transformer module's files are ("" or "0_Transformer/"), owned */
+} mlrt__enc_desc;
+void mlrt__enc_desc_free(mlrt__enc_desc *d);
+
 /* ---------------------------------------------------------------- text: a tokenizer */
 
 /* Limits every tokenizer reader enforces before allocating. */

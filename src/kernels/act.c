@@ -22,6 +22,7 @@
  * So sigmoid, tanh, SiLU and softmax give the same bits in every build too (libm's expf, tanhf and
  * logf, which they used before, gave the true value rounded or one ulp from it, build by build). */
 #include "kernels.h"
+#include "simd.h"
 #include <math.h>
 #include <string.h>
 
@@ -217,4 +218,45 @@ __attribute__((noinline)) void mlrt__activate(mlrt_activation act, float *y, siz
     if (act == MLRT_ACT_SOFTMAX) { softmax(y, n); return; }
     mlrt__act a = {(mlrt__act_kind)act, 0.01f, 0.0f, 0.0f}; /* (LeakyReLU's slope as the dense layers use it) */
     mlrt__act_apply(&a, y, y, n);
+}
+
+/* ------------------------------------------------------------------ GELU, four at a time (encoders) */
+
+/* gelu(x) = x Phi(x) in float vectors, for the encoder's feed-forward layers (millions per text:
+ * the double-precision mlrt__gelu above is too slow there). With a = |x|, E = e^(-x^2/2) (exp4) and
+ * R(a) = Phi(-a) e^(a^2/2):
+ *   gelu(x) = x E R(a) (x < 0),  x - x E R(a) (x >= 0: no cancellation, E R <= 1/2),
+ *   E = e^(-h/2 - l/2), x^2 = h + l (h: x's top 12 bits squared, exact; l small), so that E keeps its
+ *   few ulp where a rounded x^2 would lose x^2/2 of them,
+ *   R(a) = Q(a - 1) for a < 2, u G(u) with u = 1/a beyond, Q and G fitted (tools/fit/encoder_fits.py).
+ * Plain multiplies and adds: the same bits in every build; within a few ulp of x Phi(x)
+ * (tests/c/test_encoder.c sweeps it against double precision); 0 for x < -13.2, where x Phi(x) is below
+ * float's normal range. */
+static const float GELU_Q[11] = {2.615782917e-01f, -1.373640001e-01f, 6.210711971e-02f, -2.508524247e-02f, 9.255580604e-03f,
+                                 -3.168179421e-03f, 1.014595851e-03f, -3.023722384e-04f, 8.818673086e-05f, -2.919729741e-05f,
+                                 7.222363365e-06f};
+static const float GELU_G[10] = {3.989422917e-01f, -9.383520592e-06f, -3.983703554e-01f, -1.289183553e-02f, 1.328806877e+00f,
+                                 -5.497738719e-01f, -6.796862602e+00f, 1.731290245e+01f, -1.817209816e+01f, 7.438931465e+00f};
+
+__attribute__((noinline)) static v4 gelu4(v4 x) {
+    v4 a = (v4)((i4)x & 0x7fffffff), xc = select4(a < splat(16.0f), x, splat(16.0f)); /* (E = 0 from 13.3 on) */
+    v4 xh = (v4)((i4)xc & (int32_t)0xfffff000), xl = xc - xh;
+    v4 e = exp4x(xh * xh * splat(-0.5f), splat(0.0f) - (xh * xl + xl * xl * splat(0.5f)));
+    v4 s = a - splat(1.0f), q = splat(GELU_Q[10]);
+    MLRT__ROLLED for (int k = 9; k >= 0; k--) q = q * s + splat(GELU_Q[k]); /* (rolled: 2 KB smaller, as fast) */
+    i4 near = a < splat(2.0f);
+    v4 u = splat(1.0f) / select4(near, splat(2.0f), a), g = splat(GELU_G[9]);
+    MLRT__ROLLED for (int k = 8; k >= 0; k--) g = g * u + splat(GELU_G[k]);
+    v4 c = (x * select4(near, q, g * u)) * e; /* (in this order: no subnormal on the way) */
+    return select4(x < splat(0.0f), c, x - c);
+}
+
+__attribute__((noinline)) void mlrt__gelu_n(float *y, size_t n) {
+    for (size_t i = 0; i < n; i += 4) { /* hot loop: the feed-forward activations (the last 1..3 through a copy) */
+        float t[4] = {0};
+        float *p = i + 4 <= n ? y + i : t;
+        if (p == t) memcpy(t, y + i, (n - i) * sizeof *y);
+        st(p, gelu4(ld(p)));
+        if (p == t) memcpy(y + i, t, (n - i) * sizeof *y);
+    }
 }

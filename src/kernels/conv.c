@@ -216,7 +216,6 @@ void mlrt__conv_forward(const mlrt__conv *cv, const float *x, float *y, const fl
 
 /* 2x2 max pooling, stride 2, no padding: four outputs per step from two rows of eight inputs. */
 static void maxpool_2x2(const float *x, uint32_t w, uint32_t oh, uint32_t ow, float *y) {
-    typedef int32_t i4 __attribute__((vector_size(16)));
     for (uint32_t oy = 0; oy < oh; oy++, y += ow) {
         const float *r0 = x + (size_t)2 * oy * w, *r1 = r0 + w;
         uint32_t ox = 0;

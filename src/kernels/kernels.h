@@ -140,6 +140,9 @@ float mlrt__logf(float s);      /* s > 0 (LogSoftmax's sum) */
 float mlrt__erff(float x);
 float mlrt__gelu(float x);       /* x Phi(x): exact GELU */
 float mlrt__gelu_tanh(float x);  /* GELU's tanh approximation */
+/* y[i] = gelu(y[i]) for i < n, in float vectors (the encoders' feed-forward layers): a few ulp from
+ * mlrt__gelu, the same bits in every build. */
+void mlrt__gelu_n(float *y, size_t n);
 
 /* ---- layer normalization (kernels/norm.c) ---- */
 /* Over rows of n: h = x (+ res, when res is not NULL), mean and biased variance of h's row in
@@ -151,6 +154,23 @@ typedef struct mlrt__norm {
     const float *scale, *bias;      /* [n], [n] or NULL */
 } mlrt__norm;
 void mlrt__layernorm(const mlrt__norm *p, const float *x, const float *res, float *y, float *mean, float *inv_std);
+
+/* ---- the encoder's kernels (kernels/attention.c) ---- */
+/* One head of self-attention over one text of n tokens: out_i = sum_j softmax_j((q_i . k_j) scale) v_j.
+ * q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16], p [n16]:
+ * scratch (n16 = n rounded up to 16). */
+void mlrt__attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t d, float scale,
+                     float *out, float *kt, float *p);
+/* sentence-transformers' pooling of one text's n token vectors h [n][stride] (positions pos [n]) into out [dim]:
+ * CLS the first, LAST the last, MAX per column, MEAN the sum / n, MEAN_SQRT the sum / sqrt(n),
+ * WEIGHTED sum (pos + 1) h / sum (pos + 1). Sums in token order. */
+typedef enum mlrt__tpool {
+    MLRT__TPOOL_CLS, MLRT__TPOOL_MAX, MLRT__TPOOL_MEAN, MLRT__TPOOL_MEAN_SQRT, MLRT__TPOOL_WEIGHTED, MLRT__TPOOL_LAST
+} mlrt__tpool;
+void mlrt__pool_tokens(const float *h, size_t stride, size_t n, size_t dim, const uint32_t *pos, mlrt__tpool mode,
+                       float *out);
+/* v / max(|v|, 1e-12), |v| summed in double. */
+void mlrt__l2_normalize(float *v, size_t n);
 
 /* ---- convolution and pooling on NCHW tensors (kernels/conv.c; 1-D ops run as height 1) ---- */
 typedef struct mlrt__conv_geom {

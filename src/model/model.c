@@ -98,17 +98,24 @@ static void facts(mlrt__buf *b, const mlrt_model *m) {
 
 void mlrt__model_facts_json(mlrt__buf *b, const mlrt_model *m) { facts(b, m); }
 
+/* An encoder's weights as its info says them: "f32", "f16", "bf16", "q8", "q4". */
+static const char *enc_dtype(mlrt_dtype t) {
+    return t == MLRT_F16 ? "f16" : t == MLRT_BF16 ? "bf16" : t == MLRT_APR_Q8 ? "q8" : t == MLRT_APR_Q4 ? "q4" : t == MLRT_F32 ? "f32"
+         : mlrt_dtype_name(t);
+}
+
 static char *describe(const mlrt_model *m, const mlrt__tensorset *ts) {
     mlrt__buf b = {0};
     mlrt__buf_printf(&b, "{\"format\":\"%s\",\"kind\":\"%s\"", mlrt_format_name(m->format), mlrt_kind_name(m->kind));
     facts(&b, m);
-    mlrt__buf_printf(&b, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu,\"layers\":[",
-                     m->in_size, m->out_size, mlrt_dtype_name(m->dtype), (unsigned long long)m->family->params(m),
-                     (unsigned long long)m->family->weight_bytes(m));
+    mlrt__buf_printf(&b, ",\"inputSize\":%u,\"outputSize\":%u,\"dtype\":\"%s\",\"params\":%llu,\"weightBytes\":%llu",
+                     m->in_size, m->out_size, m->kind == MLRT_KIND_ENCODER ? enc_dtype(m->dtype) : mlrt_dtype_name(m->dtype),
+                     (unsigned long long)m->family->params(m), (unsigned long long)m->family->weight_bytes(m));
+    if (m->kind != MLRT_KIND_ENCODER) mlrt__buf_puts(&b, ",\"layers\":["); /* (an encoder's "layers" is its count) */
     for (uint32_t i = 0; i < m->n_layers; i++)
         mlrt__buf_printf(&b, "%s{\"inputs\":%u,\"outputs\":%u,\"activation\":\"%s\"}", i ? "," : "", m->layers[i].inputs,
                          m->layers[i].outputs, mlrt_activation_name(m->layers[i].activation));
-    mlrt__buf_puts(&b, "],\"inputs\":");
+    mlrt__buf_puts(&b, m->kind != MLRT_KIND_ENCODER ? "],\"inputs\":" : ",\"inputs\":");
     json_tensor_list(&b, m->inputs, m->n_inputs);
     mlrt__buf_puts(&b, ",\"outputs\":");
     json_tensor_list(&b, m->outputs, m->n_outputs);
@@ -367,8 +374,11 @@ mlrt_status mlrt_run(mlrt_model *m, const mlrt_tensor *inputs, size_t n, mlrt_er
     mlrt_error local;
     if (!err) err = &local; /* the families read a failure's code from it */
     if (!m || (!inputs && n)) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %s", m ? "NULL inputs" : "no model");
-    if (n != m->n_inputs)
-        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %zu inputs given; the model takes %u", n, m->n_inputs);
+    uint32_t required = 0;
+    for (uint32_t k = 0; k < m->n_inputs; k++) required += !m->inputs[k].optional;
+    if (n < required || n > m->n_inputs)
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %zu inputs given; the model takes %u%s%u", n, required,
+                          required < m->n_inputs ? " to " : "", required < m->n_inputs ? m->n_inputs : 0);
     mlrt_tensor *in = calloc(m->n_inputs + 1, sizeof *in);
     void **tmp = calloc(m->n_inputs + 1, sizeof *tmp);
     mlrt_status st = in && tmp ? MLRT_OK : mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "run: out of memory");
@@ -389,6 +399,9 @@ mlrt_status mlrt_run(mlrt_model *m, const mlrt_tensor *inputs, size_t n, mlrt_er
         in[i].name = m->inputs[i].t.name, in[i].dtype = m->inputs[i].t.dtype, in[i].rank = g->rank;
         memcpy(in[i].dims, g->dims, sizeof in[i].dims);
     }
+    for (uint32_t k = 0; k < m->n_inputs && !st; k++)
+        if (!in[k].name && !m->inputs[k].optional)
+            st = mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: input '%s' is missing", m->inputs[k].t.name);
     if (!st) st = m->family->run(m, in, err);
     for (uint32_t k = 0; tmp && k < m->n_inputs; k++) free(tmp[k]);
     free(tmp), free(in);

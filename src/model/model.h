@@ -18,6 +18,7 @@ typedef struct mlrt__io {
     const char *sym[MLRT_MAX_DIMS]; /* a varying dimension's name ("batch", "sequence"), else NULL */
     int64_t max[MLRT_MAX_DIMS];     /* a varying dimension's largest value */
     size_t cap;                     /* outputs: bytes data holds */
+    bool optional;                  /* inputs: mlrt_run may leave it out (the family gets data NULL) */
 } mlrt__io;
 
 typedef struct mlrt__family {
@@ -91,6 +92,8 @@ mlrt_model *mlrt__build_kmeans(mlrt__desc *d, mlrt_error *err);        /* model/
 /* A graph (model/graph.c): planned for its inputs' dims, checked op by op (*err names the op). Takes
  * ir whole (ir is zeroed), built or not. format: the file's, for info. */
 mlrt_model *mlrt__build_graph(mlrt__ir_graph *ir, mlrt_format format, mlrt_error *err);
+/* A sentence encoder (model/encoder.c) with its tokenizer tok (taken; may be NULL). Takes d's facts_json. */
+mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt_error *err);
 
 /* Converts and packs one dense layer into l (zeroed); refuses non-finite weights. fmt: for messages (dense.c). */
 mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *l, mlrt_error *err);

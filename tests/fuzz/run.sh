@@ -7,7 +7,7 @@
 #   - the trained models in build/models/ (libFuzzer reads only their first -max_len bytes:
 #     the headers), and for fuzz_json the JSON headers of the trained SafeTensors files,
 #   - any files committed under tests/fuzz/seeds/NAME/ (fuzz_tokenizer: its first byte says text
-#     (even) or tokenizer.json (odd)).
+#     (even) or tokenizer.json (odd); fuzz_encoder: which folder files the rest holds).
 # Exits non-zero if any fuzzer crashed, tripped a sanitizer or an oracle, timed out, ran out of
 # memory or leaked, printing the fuzzer and the reproducer (rerun: build/fuzz/NAME FILE).
 #
@@ -22,7 +22,7 @@ SECS=${1:-60}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
 # FUZZERS="..." in the environment runs another list (other targets get their committed seeds only)
-FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack fuzz_onnx fuzz_tokenizer}
+FUZZERS=${FUZZERS:-fuzz_bin fuzz_safetensors fuzz_bintensors fuzz_json fuzz_apr_v1 fuzz_apr_v2 fuzz_msgpack fuzz_onnx fuzz_tokenizer fuzz_encoder}
 MODELS=build/models
 CC=${CC:-cc}
 
@@ -49,6 +49,7 @@ for name in $FUZZERS; do
         fuzz_onnx) models=""; dict=tests/fuzz/onnx.dict; cp tests/onnx/zoo/*.onnx "$corpus"/ ;;
         # text against bert-base-uncased's vocabulary (the fuzzer reads it; written here from the npm
         # package tools/text/bert-vocab.mjs reads), and mutated tokenizer.json (seeds committed)
+        fuzz_encoder) models=""; dict=tests/fuzz/json.dict ;; # folders: seeds committed (tests/fuzz/seeds/fuzz_encoder)
         fuzz_tokenizer) models=""; dict=tests/fuzz/json.dict
             ${NODE:-node} -e "import('./tools/text/bert-vocab.mjs').then((m) => require('fs').writeFileSync('build/fuzz/bert-uncased.tokenizer.json', JSON.stringify(m.bertTokenizerJson(m.bertUncasedVocab()))))" \
                 || echo "run.sh: note: no bert-uncased.tokenizer.json (node failed): fuzz_tokenizer uses its small vocabulary" ;;

@@ -1,0 +1,64 @@
+/* api/encoder_load.c — mlrt_load_files: a model folder's files (by name) -> formats/bert.c's
+ * description of the encoder + the tokenizer of its files -> model/encoder.c's model. One file that
+ * is no encoder loads as mlrt_load_from_bytes_ex loads it. */
+#include "api.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* The tokenizer files of the Transformer's folder dir, named as mlrt_tokenizer_load wants them: NULL
+ * (and no error) when there are none. */
+static mlrt_tokenizer *tokenizer(const mlrt_file *files, size_t n, const char *dir, mlrt_error *err, bool *failed) {
+    static const char *const names[3] = {"tokenizer.json", "vocab.txt", "tokenizer_config.json"};
+    mlrt_file tf[3];
+    size_t k = 0, dl = strlen(dir);
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *f = files[i].name;
+        if (!f || strncmp(f, dir, dl)) continue;
+        for (int j = 0; j < 3; j++) {
+            if (strcmp(f + dl, names[j])) continue;
+            if (k == 3) break; /* (a name given twice: mlrt_tokenizer_load says so) */
+            tf[k] = files[i], tf[k++].name = names[j];
+            any |= j < 2;
+        }
+    }
+    if (!any) return NULL;
+    mlrt_tokenizer *t = mlrt_tokenizer_load(tf, k, err);
+    *failed = !t;
+    return t;
+}
+
+mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_options *options, mlrt_error *err) {
+    mlrt_error local;
+    if (!err) err = &local;
+    if (!files || !n) {
+        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %s", files ? "no files" : "files is NULL");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!files[i].name || (!files[i].bytes && files[i].len)) {
+            mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: file %zu %s", i, files[i].name ? "has no bytes" : "has no name");
+            return NULL;
+        }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(files[i].name, files[j].name)) {
+                mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %s is given twice", files[i].name);
+                return NULL;
+            }
+    mlrt__tensorset ts;
+    mlrt__enc_desc d;
+    bool bert, failed = false;
+    mlrt_status st = mlrt__read_encoder(files, n, &ts, &d, &bert, err);
+    if (st && !bert && n == 1 && st != MLRT_ERR_OUT_OF_MEMORY && st != MLRT_ERR_UNSUPPORTED) { /* one file of another kind */
+        mlrt__tensorset_free(&ts);
+        return mlrt_load_from_bytes_ex(files[0].bytes, files[0].len, options, err);
+    }
+    if (!st && options && options->expect)
+        st = mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load_files: expected %s but the files hold a BERT encoder", options->expect);
+    mlrt_tokenizer *tok = st ? NULL : tokenizer(files, n, d.dir, err, &failed);
+    mlrt_model *m = st || failed ? NULL : mlrt__build_encoder(&d, tok, err);
+    mlrt__enc_desc_free(&d);
+    mlrt__tensorset_free(&ts);
+    return m;
+}

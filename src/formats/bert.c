@@ -1,0 +1,522 @@
+/* formats/bert.c — a BERT-family sentence encoder's folder (Hugging Face / sentence-transformers) or
+ * aprender .apr v2 file, read into an encoder description (ir/ir.h, mlrt__enc_desc).
+ *
+ *   modules.json                 [{idx, name, path, type}]: Transformer (path: where the model's
+ *                                files are, "" or "0_Transformer"), then Pooling, then Normalize
+ *   <dir>config.json             BertConfig: sizes, hidden_act "gelu", absolute positions, no decoder
+ *   <dir>model.safetensors       the tensors, with or without the "bert." prefix
+ *   <dir>model.apr               .apr v2 (`apr import --arch bert`): the same names, sizes in metadata
+ *   <dir>sentence_bert_config.json  max_seq_length, do_lower_case
+ *   <dir>tokenizer_config.json   model_max_length (the maximum length without sentence_bert_config)
+ *   <pooling>/config.json        pooling_mode_* flags (or pooling_mode), word_embedding_dimension
+ * Missing config fields take BertConfig's defaults, as transformers does; every present field must
+ * have its type, and the tensors must have the shapes the config gives. Tensors the forward pass
+ * does not use (pooler.*, embeddings.position_ids, cls.*) are listed in info, not refused. */
+#include "formats.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ST_PREFIX "sentence_transformers.models."
+
+typedef struct ctx {
+    const mlrt_file *files;
+    size_t n;
+    const char *dir;                /* "" or "0_Transformer/" */
+    const uint8_t *data;            /* the weights file's data section */
+    const mlrt__tensorset *ts;
+    const char *prefix;             /* "" or "bert." */
+    const char *fmt;                /* "safetensors" / "apr": tensor messages start with it */
+    bool *used;                     /* [ts->count] */
+    mlrt__enc_desc *d;
+    mlrt_error *err;
+} ctx;
+
+/* ------------------------------------------------------------------ files */
+
+/* The file dir + name, or NULL. */
+static const mlrt_file *find_file(const ctx *c, const char *dir, const char *name) {
+    size_t dl = strlen(dir), nl = strlen(name);
+    for (size_t i = 0; i < c->n; i++) {
+        const char *f = c->files[i].name;
+        if (f && strlen(f) == dl + nl && memcmp(f, dir, dl) == 0 && memcmp(f + dl, name, nl) == 0) return &c->files[i];
+    }
+    return NULL;
+}
+
+/* Parses a JSON file that must be an object; doc->root is it. */
+static mlrt_status parse_object(const mlrt_file *f, mlrt__json_doc *doc, mlrt_error *err) {
+    static const uint8_t none[1] = {0};
+    mlrt_status st = mlrt__json_parse(f->bytes ? f->bytes : none, f->len, f->name, doc, err);
+    if (!st && doc->root->type != MLRT__JSON_OBJECT) {
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "expected a JSON object, got %s", mlrt__json_type_name(doc->root->type));
+        mlrt__json_free(doc);
+    }
+    return st;
+}
+
+/* A field's value: absent keeps *out; present must be an integer in [lo, hi]. */
+static mlrt_status get_uint(const mlrt__json *obj, const char *file, const char *key, uint64_t lo, uint64_t hi, uint32_t *out,
+                            mlrt_error *err) {
+    const mlrt__json *v = mlrt__json_get(obj, key);
+    uint64_t x;
+    if (!v) return MLRT_OK;
+    if (!mlrt__json_u64(v, &x))
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "%s: expected a non-negative integer, got %s", key,
+                             v->type == MLRT__JSON_NUMBER ? "a number with a sign, fraction or exponent" : mlrt__json_type_name(v->type));
+    if (x < lo || x > hi)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, file, "%s is %llu; it must be in %llu..%llu", key, (unsigned long long)x,
+                             (unsigned long long)lo, (unsigned long long)hi);
+    *out = (uint32_t)x;
+    return MLRT_OK;
+}
+
+static mlrt_status get_bool(const mlrt__json *obj, const char *file, const char *key, bool *out, mlrt_error *err) {
+    const mlrt__json *v = mlrt__json_get(obj, key);
+    if (!v) return MLRT_OK;
+    if (v->type != MLRT__JSON_TRUE && v->type != MLRT__JSON_FALSE)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "%s: expected true or false, got %s", key, mlrt__json_type_name(v->type));
+    *out = v->type == MLRT__JSON_TRUE;
+    return MLRT_OK;
+}
+
+/* A string field: absent gives NULL; present must be a string (null too when null_ok). */
+static mlrt_status get_str(const mlrt__json *obj, const char *file, const char *key, bool null_ok, const char **out, mlrt_error *err) {
+    const mlrt__json *v = mlrt__json_get(obj, key);
+    *out = NULL;
+    if (!v || (null_ok && v->type == MLRT__JSON_NULL)) return MLRT_OK;
+    if (v->type != MLRT__JSON_STRING)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "%s: expected a string, got %s", key, mlrt__json_type_name(v->type));
+    *out = v->str;
+    return MLRT_OK;
+}
+
+/* ------------------------------------------------------------------ config.json */
+
+typedef struct config {
+    uint32_t hidden, layers, heads, ffn, vocab, positions, types;
+    double eps;
+    char arch[64];
+    bool have_heads;                /* from config.json or .apr metadata (shapes cannot tell) */
+} config;
+
+/* The sizes in config.json (BertConfig's names) or .apr metadata (apr import's, the aliases too); check:
+ * each must equal what config.json gave. */
+static mlrt_status read_sizes(const mlrt__json *o, const char *file, bool apr, bool check, config *cf, mlrt_error *err) {
+    static const char *const keys[7][2] = {{"hidden_size", NULL}, {"num_hidden_layers", "num_layers"},
+                                           {"num_attention_heads", "num_heads"}, {"intermediate_size", NULL}, {"vocab_size", NULL},
+                                           {"max_position_embeddings", NULL}, {"type_vocab_size", NULL}};
+    uint32_t *dst[7] = {&cf->hidden, &cf->layers, &cf->heads, &cf->ffn, &cf->vocab, &cf->positions, &cf->types};
+    mlrt_status st = MLRT_OK;
+    for (int k = 0; k < 7 && !st; k++)
+        for (int a = 0; a < 1 + apr && keys[k][a] && !st; a++) {
+            uint32_t x = *dst[k];
+            if (!mlrt__json_get(o, keys[k][a])) continue;
+            st = get_uint(o, file, keys[k][a], 1, k == 1 ? MLRT__ENC_MAX_LAYERS : k == 5 ? MLRT__ENC_MAX_POSITIONS : MLRT__MAX_DIM, &x, err);
+            if (!st && check && x != *dst[k])
+                st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: %s is %u but config.json gives %u", file, keys[k][a], x, *dst[k]);
+            *dst[k] = x;
+            cf->have_heads |= k == 2;
+        }
+    return st;
+}
+
+static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) {
+    mlrt__json_doc doc;
+    mlrt_status st = parse_object(f, &doc, err);
+    if (st) return st;
+    const mlrt__json *o = doc.root, *v;
+    const char *s, *file = f->name;
+    bool decoder = false, cross = false;
+    if (!(st = get_str(o, file, "model_type", false, &s, err)) && (!s || strcmp(s, "bert") != 0))
+        st = mlrt__fail_in(err, s ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_HEADER, file, s ? "model_type '%s': only \"bert\" is supported"
+                           : "model_type is missing: expected \"bert\"", s);
+    if (!st && (v = mlrt__json_get(o, "architectures")) && v->type != MLRT__JSON_NULL) {
+        if (v->type != MLRT__JSON_ARRAY)
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "architectures: expected an array of strings, got %s", mlrt__json_type_name(v->type));
+        for (const mlrt__json *a = v->child; a && !st; a = a->next)
+            if (a->type != MLRT__JSON_STRING)
+                st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "architectures: expected strings, got %s", mlrt__json_type_name(a->type));
+            else if (strncmp(a->str, "Bert", 4) != 0)
+                st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "architectures: '%s' is not a BERT model (Bert...)", a->str);
+        if (!st && v->child) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", v->child->str);
+    }
+    if (!st) st = read_sizes(o, file, false, false, cf, err);
+    if (!st && (v = mlrt__json_get(o, "layer_norm_eps")) && (!mlrt__json_f64(v, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "layer_norm_eps: expected a positive number, got %s",
+                           v->type == MLRT__JSON_NUMBER ? "one that is not" : mlrt__json_type_name(v->type));
+    if (!st && !(st = get_str(o, file, "hidden_act", false, &s, err)) && s && strcmp(s, "gelu") != 0)
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "hidden_act '%s': only \"gelu\" (exact, erf) is supported", s);
+    if (!st && !(st = get_str(o, file, "position_embedding_type", true, &s, err)) && s && strcmp(s, "absolute") != 0)
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "position_embedding_type '%s': only \"absolute\" is supported", s);
+    if (!st) st = get_bool(o, file, "is_decoder", &decoder, err);
+    if (!st) st = get_bool(o, file, "add_cross_attention", &cross, err);
+    if (!st && (decoder || cross))
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "%s is true: decoders are not supported, only the encoder",
+                           decoder ? "is_decoder" : "add_cross_attention");
+    mlrt__json_free(&doc);
+    return st;
+}
+
+/* .apr v2 metadata (`apr import`): the sizes it records; num_heads is needed unless config.json gave it. */
+static mlrt_status read_apr_metadata(const mlrt__tensorset *ts, bool have_config, config *cf, mlrt_error *err) {
+    if (!ts->meta_json) return MLRT_OK;
+    mlrt__json_doc doc;
+    const char *file = "apr: metadata", *arch = NULL, *hf = NULL;
+    mlrt_status st = mlrt__json_parse((const uint8_t *)ts->meta_json, strlen(ts->meta_json), file, &doc, err);
+    if (st) return st;
+    const mlrt__json *o = doc.root, *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
+    if (!(st = get_str(o, file, "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert"))
+        st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert", arch);
+    if (!st) st = get_str(o, file, "hf_architecture", true, &hf, err);
+    if (!st && hf && !cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", hf);
+    if (!st) st = read_sizes(o, file, true, have_config, cf, err);
+    if (!st && !have_config && eps && eps->type != MLRT__JSON_NULL && (!mlrt__json_f64(eps, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
+        st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: metadata rms_norm_eps: expected a positive number");
+    mlrt__json_free(&doc);
+    return st;
+}
+
+/* ------------------------------------------------------------------ sentence-transformers */
+
+static bool has_dotdot(const char *p) {
+    for (; *p; p++)
+        if (p[0] == '.' && p[1] == '.') return true;
+    return false;
+}
+
+/* modules.json: where the Transformer's files are, the Pooling module's path, Normalize. */
+static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir, bool *normalize, mlrt_error *err) {
+    static const uint8_t none[1] = {0};
+    mlrt__json_doc doc;
+    mlrt_status st = mlrt__json_parse(f->bytes ? f->bytes : none, f->len, f->name, &doc, err);
+    if (st) return st;
+    const char *file = f->name;
+    if (doc.root->type != MLRT__JSON_ARRAY || doc.root->count == 0)
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "expected a non-empty array of modules, got %s",
+                           doc.root->type == MLRT__JSON_ARRAY ? "an empty one" : mlrt__json_type_name(doc.root->type));
+    int stage = 0; /* 1: Transformer seen, 2: Pooling, 3: Normalize */
+    size_t i = 0;
+    for (const mlrt__json *m = st ? NULL : doc.root->child; m && !st; m = m->next, i++) {
+        const char *type, *path, *name;
+        uint32_t idx = 0;
+        if (m->type != MLRT__JSON_OBJECT) {
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: expected an object, got %s", i, mlrt__json_type_name(m->type));
+            break;
+        }
+        if ((st = get_uint(m, file, "idx", 0, UINT32_MAX, &idx, err)) || (st = get_str(m, file, "name", false, &name, err)) ||
+            (st = get_str(m, file, "path", false, &path, err)) || (st = get_str(m, file, "type", false, &type, err)))
+            break;
+        if (!type || !path) {
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu has no '%s'", i, type ? "path" : "type");
+            break;
+        }
+        const char *t = strncmp(type, ST_PREFIX, strlen(ST_PREFIX)) == 0 ? type + strlen(ST_PREFIX) : "";
+        int want = !strcmp(t, "Transformer") || !strcmp(t, "BERT") ? 1 : !strcmp(t, "Pooling") ? 2 : !strcmp(t, "Normalize") ? 3 : 0;
+        if (!want) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: type '%s' is not supported (Transformer, Pooling, Normalize)", i, type);
+        else if (want != stage + 1)
+            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected the modules Transformer, Pooling, then "
+                               "optionally Normalize, in that order", i, t);
+        else if (has_dotdot(path) || path[0] == '/')
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: path '%s' is not a folder of the model", i, path);
+        else if (want < 3) {
+            size_t n = strlen(path);
+            char *p = malloc(n + 2);
+            if (!p) { st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file); break; }
+            memcpy(p, path, n);
+            p[n] = '/', p[n + 1] = 0;
+            if (!n || path[n - 1] == '/') p[n] = 0;
+            *(want == 1 ? dir : pool_dir) = p;
+        }
+        stage = want;
+        *normalize = want == 3;
+    }
+    if (!st && stage < 2)
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer: token embeddings are not sentence embeddings");
+    mlrt__json_free(&doc);
+    return st;
+}
+
+/* 1_Pooling/config.json: the pooling modes (keys sentence-transformers' Pooling takes; no others). */
+static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *modes, mlrt_error *err) {
+    static const char *const flags[6] = {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
+                                         "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
+                                         "pooling_mode_lasttoken"};
+    static const char *const names[6] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
+    mlrt__json_doc doc;
+    mlrt_status st = parse_object(f, &doc, err);
+    if (st) return st;
+    const char *file = f->name, *mode = NULL;
+    uint32_t dim = hidden;
+    bool include = true;
+    *modes = MLRT__EPOOL_MEAN; /* the constructor's defaults */
+    for (const mlrt__json *k = doc.root->child; k && !st; k = k->next) {
+        int i = 0;
+        while (i < 6 && strcmp(k->key, flags[i])) i++;
+        bool on = false;
+        if (i < 6) {
+            if (!(st = get_bool(doc.root, file, flags[i], &on, err))) *modes = on ? *modes | 1u << i : *modes & ~(1u << i);
+        } else if (!strcmp(k->key, "word_embedding_dimension")) st = get_uint(doc.root, file, k->key, 1, MLRT__MAX_DIM, &dim, err);
+        else if (!strcmp(k->key, "pooling_mode")) st = get_str(doc.root, file, k->key, true, &mode, err);
+        else if (!strcmp(k->key, "include_prompt")) st = get_bool(doc.root, file, k->key, &include, err);
+        else st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+    }
+    if (!st && mode) { /* pooling_mode names the one mode, as sentence-transformers reads it */
+        int i = 0;
+        while (i < 6 && strcmp(mode, names[i]) && !(i == 3 && !strcmp(mode, "mean_sqrt_len"))) i++;
+        if (i == 6) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "pooling_mode '%s' is not one of cls, max, mean, "
+                                       "mean_sqrt_len_tokens, weightedmean, lasttoken", mode);
+        *modes = 1u << i;
+    }
+    if (!st && dim != hidden)
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, file, "word_embedding_dimension is %u but the model's hidden size is %u", dim, hidden);
+    if (!st && !*modes) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "no pooling mode is set");
+    mlrt__json_free(&doc);
+    return st;
+}
+
+/* sentence_bert_config.json and tokenizer_config.json: the maximum length, lowercasing. */
+static mlrt_status read_lengths(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
+    const mlrt_file *f = find_file(c, c->dir, "sentence_bert_config.json");
+    mlrt__json_doc doc;
+    mlrt_status st = MLRT_OK;
+    d->max_length = positions;
+    if (f) {
+        if ((st = parse_object(f, &doc, err))) return st;
+        st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
+        if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
+        mlrt__json_free(&doc);
+        if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
+            mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
+        return st;
+    }
+    if (!(f = find_file(c, c->dir, "tokenizer_config.json"))) return MLRT_OK;
+    if ((st = parse_object(f, &doc, err))) return st;
+    uint64_t x;
+    const mlrt__json *v = mlrt__json_get(doc.root, "model_max_length"); /* a huge float means "no limit" */
+    if (v && v->type != MLRT__JSON_NUMBER && v->type != MLRT__JSON_NULL)
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "model_max_length: expected a number, got %s", mlrt__json_type_name(v->type));
+    else if (v && mlrt__json_u64(v, &x) && x >= 1 && x < positions) d->max_length = (uint32_t)x;
+    mlrt__json_free(&doc);
+    return st;
+}
+
+/* ------------------------------------------------------------------ tensors */
+
+/* prefix + name, marked used; its shape must be exactly dims [rank]. */
+static mlrt_status tensor(ctx *c, const char *name, uint32_t rank, uint64_t d0, uint64_t d1, const mlrt__tensor **out) {
+    char full[160];
+    mlrt__format_to(full, sizeof full, "%s%s", c->prefix, name);
+    const mlrt__tensor *t = mlrt__tensorset_find(c->ts, full);
+    size_t at = strlen(full);
+    if (!t && at > 7 && !strcmp(full + at - 7, ".weight")) { /* legacy LayerNorm names */
+        memcpy(full + at - 7, ".gamma", 7);
+        t = mlrt__tensorset_find(c->ts, full);
+    } else if (!t && at > 5 && !strcmp(full + at - 5, ".bias")) {
+        memcpy(full + at - 5, ".beta", 6);
+        t = mlrt__tensorset_find(c->ts, full);
+    }
+    if (!t) return mlrt__fail(c->err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s%s' is missing", c->fmt, c->prefix, name);
+    c->used[t - c->ts->tensors] = true;
+    uint64_t want[2] = {d0, d1};
+    bool ok = t->rank == rank;
+    for (uint32_t k = 0; ok && k < rank; k++) ok = t->shape[k] == want[k];
+    if (!ok)
+        return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: tensor '%s' has %u dimensions [%llu%s%llu...]; the config gives [%llu%s%llu]",
+                          c->fmt, t->name, t->rank, (unsigned long long)(t->rank ? t->shape[0] : 0), t->rank > 1 ? ", " : "",
+                          (unsigned long long)(t->rank > 1 ? t->shape[1] : 0), (unsigned long long)d0, rank > 1 ? ", " : "",
+                          (unsigned long long)(rank > 1 ? d1 : 0));
+    if (!mlrt__dtype_is_float(t->dtype) && !mlrt__dtype_is_quantized(t->dtype))
+        return mlrt__fail(c->err, MLRT_ERR_UNSUPPORTED, "%s: tensor '%s' is %s; weights must be F32, F16, BF16 or quantized",
+                          c->fmt, t->name, mlrt_dtype_name(t->dtype));
+    *out = t;
+    return MLRT_OK;
+}
+
+static mlrt_status vec(ctx *c, const char *name, uint32_t rank, uint64_t d0, uint64_t d1, mlrt__enc_src *s) {
+    const mlrt__tensor *t;
+    mlrt_status st = tensor(c, name, rank, d0, d1, &t);
+    if (!st) *s = (mlrt__enc_src){t->name, c->data + t->begin, t->dtype, t->count};
+    return st;
+}
+
+/* A Linear layer "<name>.weight" [out][in] and "<name>.bias" [out]. */
+static mlrt_status linear(ctx *c, const char *name, uint32_t in, uint32_t out, mlrt__dense_src *s) {
+    char w[160], b[160];
+    const mlrt__tensor *tw, *tb;
+    mlrt__format_to(w, sizeof w, "%s.weight", name);
+    mlrt__format_to(b, sizeof b, "%s.bias", name);
+    mlrt_status st = tensor(c, w, 2, out, in, &tw);
+    if (!st) st = tensor(c, b, 1, out, 0, &tb);
+    if (!st) *s = (mlrt__dense_src){tw->name, tb->name, in, out, c->data + tw->begin, tw->dtype, false, c->data + tb->begin,
+                                    tb->dtype, MLRT_ACT_IDENTITY, false};
+    return st;
+}
+
+static mlrt_status layer(ctx *c, uint32_t i, const config *cf, mlrt__enc_layer *l) {
+    char p[96], n[128];
+    mlrt__format_to(p, sizeof p, "encoder.layer.%u.", i);
+    const uint32_t h = cf->hidden;
+    static const char *const lin[6] = {"attention.self.query", "attention.self.key", "attention.self.value",
+                                       "attention.output.dense", "intermediate.dense", "output.dense"};
+    mlrt_status st = MLRT_OK;
+    for (int k = 0; k < 6 && !st; k++) {
+        mlrt__format_to(n, sizeof n, "%s%s", p, lin[k]);
+        st = linear(c, n, k == 5 ? cf->ffn : h, k == 4 ? cf->ffn : h, &l->w[k]);
+    }
+    struct { const char *name; mlrt__enc_src *s; } ln[4] = {{"attention.output.LayerNorm.weight", &l->ln1_w},
+        {"attention.output.LayerNorm.bias", &l->ln1_b}, {"output.LayerNorm.weight", &l->ln2_w}, {"output.LayerNorm.bias", &l->ln2_b}};
+    for (int k = 0; k < 4 && !st; k++) {
+        mlrt__format_to(n, sizeof n, "%s%s", p, ln[k].name);
+        st = vec(c, n, 1, h, 0, ln[k].s);
+    }
+    return st;
+}
+
+/* type_vocab_size, which .apr metadata does not record, from its table's shape. */
+static void types_from_shape(const ctx *c, config *cf) {
+    char n[96];
+    mlrt__format_to(n, sizeof n, "%sembeddings.token_type_embeddings.weight", c->prefix);
+    const mlrt__tensor *t = mlrt__tensorset_find(c->ts, n);
+    if (t && t->rank == 2 && t->shape[0] >= 1 && t->shape[0] <= MLRT__MAX_DIM) cf->types = (uint32_t)t->shape[0];
+}
+
+bool mlrt__is_bert(const mlrt__tensorset *ts) {
+    return mlrt__tensorset_find(ts, "embeddings.word_embeddings.weight") || mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight");
+}
+
+/* ------------------------------------------------------------------ the folder */
+
+/* The weights file: its tensors read into ts, checked to be a BERT encoder's (*bert). */
+static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **wf, bool *bert, mlrt_error *err) {
+    static const uint8_t none[8] = {0};
+    const mlrt_file *f = find_file(c, c->dir, "model.safetensors");
+    bool apr = !f;
+    if (!f) f = find_file(c, c->dir, "model.apr");
+    if (!f && find_file(c, c->dir, "pytorch_model.bin"))
+        return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "load_files: pytorch_model.bin (a Python pickle) is not read: give model.safetensors");
+    if (!f) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: no %smodel.safetensors or %smodel.apr among the %zu files",
+                              c->dir, c->dir, c->n);
+    const uint8_t *b = f->bytes ? f->bytes : none;
+    mlrt_status st;
+    if (apr && (f->len < 4 || (memcmp(b, "APR\0", 4) && memcmp(b, "APR2", 4))))
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s is not an .apr v2 tensor file (magic APR\\0): not an encoder", f->name);
+    if ((st = apr ? mlrt__read_apr_v2(b, f->len, ts, err) : mlrt__read_safetensors(b, f->len, ts, err))) return st;
+    *wf = f;
+    *bert = mlrt__is_bert(ts);
+    if (!*bert)
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT encoder (no tensor 'embeddings.word_embeddings.weight' "
+                          "or 'bert.embeddings.word_embeddings.weight')", f->name);
+    c->ts = ts, c->data = b + ts->data_begin, c->fmt = mlrt_format_name(ts->format);
+    c->prefix = mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    return MLRT_OK;
+}
+
+static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
+    const mlrt_file *f = find_file(c, c->dir, "config.json");
+    mlrt_status st = MLRT_OK;
+    if (f) {
+        *cf = (config){768, 12, 12, 3072, 30522, 512, 2, 1e-12, "BertModel", false}; /* BertConfig's defaults */
+        st = read_config(f, cf, err);
+        cf->have_heads = true;
+    } else if (c->ts->format != MLRT_FORMAT_APR) {
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %sconfig.json is missing: a SafeTensors file does not hold "
+                          "the encoder's sizes", c->dir);
+    }
+    if (!st && c->ts->format == MLRT_FORMAT_APR) st = read_apr_metadata(c->ts, f != NULL, cf, err);
+    if (st) return st;
+    if (!cf->types) types_from_shape(c, cf);
+    if (!cf->eps) cf->eps = 1e-12;
+    if (!cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "BertModel");
+    if (!cf->have_heads)
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata has no num_heads (apr import without config.json): give "
+                          "config.json with num_attention_heads");
+    if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || !cf->types)
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes (hidden_size, num_layers, "
+                          "intermediate_size, vocab_size, max_position_embeddings): give config.json");
+    if (cf->hidden % cf->heads)
+        return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: hidden_size %u is not a multiple of num_attention_heads %u",
+                          f ? f->name : "apr: metadata", cf->hidden, cf->heads);
+    return MLRT_OK;
+}
+
+static mlrt_status read_tensors(ctx *c, const config *cf, mlrt__enc_desc *d) {
+    mlrt_status st = vec(c, "embeddings.word_embeddings.weight", 2, cf->vocab, cf->hidden, &d->word);
+    if (!st) st = vec(c, "embeddings.position_embeddings.weight", 2, cf->positions, cf->hidden, &d->pos);
+    if (!st) st = vec(c, "embeddings.token_type_embeddings.weight", 2, cf->types, cf->hidden, &d->type);
+    if (!st) st = vec(c, "embeddings.LayerNorm.weight", 1, cf->hidden, 0, &d->ln_w);
+    if (!st) st = vec(c, "embeddings.LayerNorm.bias", 1, cf->hidden, 0, &d->ln_b);
+    if (!st && !(d->layer = calloc(cf->layers, sizeof *d->layer)))
+        st = mlrt__fail(c->err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", c->fmt);
+    for (uint32_t i = 0; i < cf->layers && !st; i++) st = layer(c, i, cf, &d->layer[i]);
+    return st;
+}
+
+/* The pooling modes and Normalize: modules.json's, else 1_Pooling/config.json's, else mean. */
+static mlrt_status read_pooling_files(ctx *c, const char *pool_dir, bool modules, mlrt__enc_desc *d, mlrt_error *err) {
+    const mlrt_file *f = find_file(c, pool_dir ? pool_dir : "1_Pooling/", "config.json");
+    if (pool_dir && !f)
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: modules.json names a Pooling module in '%s' but no "
+                          "%sconfig.json was given", pool_dir, pool_dir);
+    d->pooling = MLRT__EPOOL_MEAN;
+    if (!modules) d->normalize = c->ts->format == MLRT_FORMAT_APR; /* `apr embed` normalizes; sentence-transformers does not */
+    return f ? read_pooling(f, d->hidden, &d->pooling, err) : MLRT_OK;
+}
+
+static void facts(const ctx *c, const config *cf, mlrt__enc_desc *d) {
+    static const char *const modes[6] = {"cls", "max", "mean", "mean_sqrt_len", "weightedmean", "lasttoken"};
+    uint32_t k = 0;
+    for (int i = 0; i < 6; i++) k += d->pooling >> i & 1;
+    mlrt__buf b = {0};
+    mlrt__buf_puts(&b, "\"architecture\":");
+    mlrt__buf_json_string(&b, cf->arch, strlen(cf->arch));
+    mlrt__buf_printf(&b, ",\"dim\":%u,\"hiddenSize\":%u,\"layers\":%u,\"heads\":%u,\"ffn\":%u,\"vocabSize\":%u", k * cf->hidden,
+                     cf->hidden, cf->layers, cf->heads, cf->ffn, cf->vocab);
+    mlrt__buf_printf(&b, ",\"maxPositions\":%u,\"typeVocabSize\":%u,\"maxLength\":%u,\"layerNormEps\":", cf->positions, cf->types,
+                     d->max_length);
+    mlrt__buf_number(&b, cf->eps, false);
+    mlrt__buf_puts(&b, ",\"hiddenAct\":\"gelu\",\"pooling\":\"");
+    for (int i = 0, first = 1; i < 6; i++)
+        if (d->pooling >> i & 1) mlrt__buf_printf(&b, "%s%s", first ? "" : "+", modes[i]), first = 0;
+    mlrt__buf_printf(&b, "\",\"normalize\":%s,\"lowerCase\":%s", d->normalize ? "true" : "false", d->lower_case ? "true" : "false");
+    mlrt__buf_printf(&b, ",\"tensorPrefix\":\"%s\",\"unusedTensors\":[", c->prefix);
+    for (size_t i = 0, first = 1; i < c->ts->count; i++)
+        if (!c->used[i]) {
+            mlrt__buf_puts(&b, first ? "" : ",");
+            mlrt__buf_json_string(&b, c->ts->tensors[i].name, c->ts->tensors[i].name_len);
+            first = 0;
+        }
+    mlrt__buf_puts(&b, "]");
+    if (b.oom) free(b.data), b.data = NULL;
+    d->facts_json = b.data;
+}
+
+mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset *ts, mlrt__enc_desc *d, bool *bert,
+                               mlrt_error *err) {
+    memset(ts, 0, sizeof *ts);
+    memset(d, 0, sizeof *d);
+    *bert = false;
+    ctx c = {files, n, "", NULL, NULL, "", "load_files", NULL, d, err};
+    char *pool_dir = NULL;
+    const mlrt_file *mod = find_file(&c, "", "modules.json"), *wf = NULL;
+    mlrt_status st = mod ? read_modules(mod, &d->dir, &pool_dir, &d->normalize, err) : MLRT_OK;
+    if (!st && !d->dir && !(d->dir = calloc(1, 1))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
+    if (!st) c.dir = d->dir;
+    config cf = {0};
+    if (!st) st = read_weights(&c, ts, &wf, bert, err);
+    if (!st) st = read_config_files(&c, &cf, err);
+    if (!st && !(c.used = calloc(ts->count + 1, 1))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
+    if (!st) {
+        d->format = ts->format, d->ts = ts;
+        d->hidden = cf.hidden, d->layers = cf.layers, d->heads = cf.heads, d->ffn = cf.ffn, d->vocab = cf.vocab;
+        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps;
+        st = read_tensors(&c, &cf, d);
+    }
+    if (!st) d->dtype = d->layer[0].w[0].w_dtype;
+    if (!st) st = read_pooling_files(&c, pool_dir, mod != NULL, d, err);
+    if (!st) st = read_lengths(&c, cf.positions, d, err);
+    if (!st && (facts(&c, &cf, d), !d->facts_json)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
+    free(pool_dir), free(c.used);
+    if (st) mlrt__enc_desc_free(d);
+    return st;
+}

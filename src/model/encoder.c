@@ -1,0 +1,435 @@
+/* model/encoder.c — the encoder family: a BERT-family sentence encoder built from its description
+ * (ir/ir.h, mlrt__enc_desc), run on token ids (mlrt_run) or texts (mlrt_embed).
+ *
+ * A batch's rows are texts padded to one width. Only the tokens with attention mask 1 are computed:
+ * they are gathered, text after text, into one matrix of hidden states (a chunk of at most `cap`
+ * tokens, whole texts), keeping each token's position in its row. Then, as BertModel computes them:
+ *   h = LayerNorm((word[id] + type[tt]) + pos[p])
+ *   per layer: q, k, v = h Wq + bq, ...; ctx = attention per text and head (the text's own tokens are
+ *              its keys); h = LayerNorm(ctx Wo + bo + h); h = LayerNorm(GELU(h W1 + b1) W2 + b2 + h)
+ *   per text:  pooling (sentence-transformers' modes, concatenated), L2 normalization if asked.
+ * A masked key gets exactly zero weight in BertModel's softmax (e^(min - max) = 0), so leaving pads
+ * out changes nothing, and every kernel computes a token from its own row and its text's keys only:
+ * a text gives the same bits alone as in any batch, whatever the padding or the chunking.
+ * Dense layers are the dense family's packed kernels (f32 panels, or APR Q8/Q4 kept quantized),
+ * run over tiles of MLRT__TILE_ROWS tokens. Embedding tables are kept in the file's element type
+ * (F32, F16, BF16 or APR_Q8) and converted row by row, exactly. */
+#include "model.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct table {
+    mlrt_dtype dtype;               /* F32, F16, BF16, or APR_Q8 (q * scale) */
+    uint8_t *bytes;                 /* [rows][cols] elements as in the file (Q8: the int8 values) */
+    float scale;                    /* APR_Q8 */
+} table;
+
+enum { Q, K, V, O, UP, DOWN }; /* a layer's dense weights */
+typedef struct layer {
+    mlrt__dense w[6];               /* query, key, value, attention output, intermediate, output */
+    float *ln;                      /* [4][hidden]: attention LayerNorm weight, bias; output LayerNorm weight, bias */
+} layer;
+
+typedef struct encoder {
+    uint32_t hidden, layers, heads, ffn, vocab, positions, types, dim, max_length, pooling;
+    float eps;
+    bool normalize, lower_case, borrowed;
+    table word;
+    float *pos, *type, *ln;         /* [positions][hidden], [types][hidden], [2][hidden] */
+    layer *layer;                   /* [layers] (a fork borrows its parent's, and everything above) */
+    char *facts;
+    mlrt_tokenizer *tok;            /* owned, or NULL */
+    uint64_t bytes;                 /* weight bytes held */
+    /* scratch, each model and fork its own */
+    uint32_t cap;                   /* tokens a chunk holds */
+    float *h, *q, *k, *v, *c, *f;   /* [cap][hidden] x 5, [cap][ffn] */
+    float *kt, *p;                  /* attention: [head width][positions + 15], [positions + 15] */
+    uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
+    int32_t *ids, *tt;              /* [cap] the chunk's token ids and type ids */
+    int16_t *xq;                    /* quantized layers' row scratch */
+    int32_t *xsum;
+    uint32_t *xnz;
+    mlrt__vec lower;                /* mlrt_embed: lowercased texts */
+    mlrt__vec lower_ends;           /* size_t */
+} encoder;
+
+/* A batch as mlrt_run or mlrt_embed gives it: rows x width, ids int64 or int32. */
+typedef struct batch {
+    size_t rows, width;
+    const int64_t *ids64;
+    const int32_t *ids32;           /* (one of the two) */
+    const uint8_t *mask;            /* or NULL: all ones */
+    const int64_t *tt64;
+    const int32_t *tt32;            /* or both NULL: zeros */
+} batch;
+
+static int64_t at_i(const int64_t *a64, const int32_t *a32, size_t i) { return a64 ? a64[i] : a32 ? a32[i] : 0; }
+
+/* ------------------------------------------------------------------ the forward pass */
+
+/* y [rows][l->out] = x [rows][l->in] W + b, a tile at a time. */
+static void dense(encoder *e, const mlrt__dense *l, const float *x, float *y, size_t rows) {
+    for (size_t r = 0; r < rows; r += MLRT__TILE_ROWS) {
+        size_t n = rows - r < MLRT__TILE_ROWS ? rows - r : MLRT__TILE_ROWS;
+        if (l->wq) mlrt__quant_forward(l, x + r * l->in, l->in, y + r * l->out, l->out, n, 0, l->out, e->xq, e->xsum, e->xnz);
+        else mlrt__dense_forward(l, x + r * l->in, l->in, y + r * l->out, l->out, n);
+    }
+}
+
+static void norm(const encoder *e, const float *scale, const float *x, const float *res, float *y, size_t rows) {
+    mlrt__norm p = {rows, e->hidden, e->eps, scale, scale + e->hidden};
+    mlrt__layernorm(&p, x, res, y, NULL, NULL);
+}
+
+/* A table's row as f32. */
+static void row_of(const table *t, size_t r, size_t cols, float *out) {
+    if (t->dtype != MLRT_APR_Q8) { mlrt__to_f32_n(t->bytes + r * cols * mlrt_dtype_size(t->dtype), t->dtype, out, cols); return; }
+    const int8_t *q = (const int8_t *)t->bytes + r * cols;
+    for (size_t i = 0; i < cols; i++) out[i] = (float)q[i] * t->scale;
+}
+
+/* The chunk's n tokens of nt texts (e->ids, tt, tok_pos, starts) -> out [nt][dim]. */
+static void forward(encoder *e, size_t n, size_t nt, float *out) {
+    const size_t H = e->hidden, d = H / e->heads;
+    const float scale = 1.0f / sqrtf((float)d);
+    for (size_t t = 0; t < n; t++) { /* (word + type) + position, as BertEmbeddings adds them */
+        float *h = e->h + t * H;
+        const float *ty = e->type + (size_t)e->tt[t] * H, *po = e->pos + (size_t)e->tok_pos[t] * H;
+        row_of(&e->word, (size_t)e->ids[t], H, h);
+        for (size_t i = 0; i < H; i++) h[i] = (h[i] + ty[i]) + po[i];
+    }
+    norm(e, e->ln, e->h, NULL, e->h, n);
+    for (uint32_t l = 0; l < e->layers; l++) {
+        const layer *L = &e->layer[l];
+        dense(e, &L->w[Q], e->h, e->q, n);
+        dense(e, &L->w[K], e->h, e->k, n);
+        dense(e, &L->w[V], e->h, e->v, n);
+        for (size_t s = 0; s < nt; s++)
+            for (size_t a = 0; a < e->heads; a++) {
+                size_t at = e->starts[s] * H + a * d;
+                mlrt__attention(e->q + at, e->k + at, e->v + at, H, e->starts[s + 1] - e->starts[s], d, scale, e->c + at, e->kt, e->p);
+            }
+        dense(e, &L->w[O], e->c, e->q, n);
+        norm(e, L->ln, e->q, e->h, e->h, n);
+        dense(e, &L->w[UP], e->h, e->f, n);
+        mlrt__gelu_n(e->f, n * e->ffn);
+        dense(e, &L->w[DOWN], e->f, e->q, n);
+        norm(e, L->ln + 2 * H, e->q, e->h, e->h, n);
+    }
+    for (size_t s = 0; s < nt; s++, out += e->dim) {
+        float *o = out;
+        size_t a = e->starts[s];
+        for (int m = 0; m < 6; m++)
+            if (e->pooling >> m & 1) mlrt__pool_tokens(e->h + a * H, H, e->starts[s + 1] - a, H, e->tok_pos + a, (mlrt__tpool)m, o), o += H;
+        if (e->normalize) mlrt__l2_normalize(out, e->dim);
+    }
+}
+
+/* The chunk buffers, for up to e->cap tokens, in one block (allocated at the first run). */
+static bool scratch(encoder *e) {
+    if (e->h) return true;
+    const size_t cap = e->cap, H = e->hidden, n16 = e->positions + 15;
+    size_t in_q = 0;
+    for (uint32_t l = 0; l < e->layers; l++)
+        for (int k = 0; k < 6; k++) {
+            const mlrt__dense *w = &e->layer[l].w[k];
+            in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
+        }
+    size_t floats = (5 * H + e->ffn) * cap + (H / e->heads + 1) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    float *all = malloc((floats + words) * 4 + in_q * 2);
+    if (!all) return false;
+    e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;
+    e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16;
+    e->tok_pos = (uint32_t *)(all + floats), e->starts = e->tok_pos + cap, e->ids = (int32_t *)e->starts + cap + 1, e->tt = e->ids + cap;
+    e->xsum = e->tt + cap, e->xnz = (uint32_t *)e->xsum + in_q / 4 + 1, e->xq = (int16_t *)(e->xnz + in_q + 2);
+    return true;
+}
+
+/* Checks a batch (ids, types, masks), then runs it a chunk of whole texts at a time into out [rows][dim]. */
+static mlrt_status run_batch(mlrt_model *m, const batch *b, float *out, mlrt_error *err) {
+    encoder *e = m->impl;
+    const bool cls = e->pooling & MLRT__EPOOL_CLS;
+    for (size_t r = 0; r < b->rows; r++) {
+        size_t real = 0;
+        for (size_t t = 0; t < b->width; t++) {
+            size_t i = r * b->width + t;
+            if (b->mask && !b->mask[i]) {
+                if (cls && t == 0)
+                    return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: attention_mask[%zu][0] is 0 but the model pools the "
+                                      "first token (CLS): pad on the right", r);
+                continue;
+            }
+            int64_t id = at_i(b->ids64, b->ids32, i), tt = at_i(b->tt64, b->tt32, i);
+            if (id < 0 || id >= e->vocab)
+                return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: input_ids[%zu][%zu] is %lld, not in 0..%u", r, t, (long long)id,
+                                  e->vocab - 1);
+            if (tt < 0 || tt >= e->types)
+                return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: token_type_ids[%zu][%zu] is %lld, not in 0..%u", r, t,
+                                  (long long)tt, e->types - 1);
+            real++;
+        }
+        if (!real) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: row %zu has no token with attention_mask 1", r);
+    }
+    if (b->width > e->positions)
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %zu tokens per row; the model has %u positions", b->width, e->positions);
+    if (!scratch(e)) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "run: out of memory for the encoder's buffers");
+    size_t r = 0;
+    while (r < b->rows) {
+        size_t n = 0, nt = 0, r0 = r;
+        for (; r < b->rows; r++, nt++) { /* whole texts while they fit (one always does: width <= positions <= cap) */
+            size_t real = 0;
+            for (size_t t = 0; t < b->width; t++) real += !b->mask || b->mask[r * b->width + t];
+            if (n + real > e->cap) break;
+            e->starts[nt] = (uint32_t)n;
+            for (size_t t = 0; t < b->width; t++) {
+                size_t i = r * b->width + t;
+                if (b->mask && !b->mask[i]) continue;
+                e->ids[n] = (int32_t)at_i(b->ids64, b->ids32, i), e->tt[n] = (int32_t)at_i(b->tt64, b->tt32, i);
+                e->tok_pos[n++] = (uint32_t)t;
+            }
+        }
+        e->starts[nt] = (uint32_t)n;
+        forward(e, n, nt, out + r0 * e->dim);
+    }
+    return mlrt__check_outputs(out, b->rows, e->dim, 0, e->dim, err);
+}
+
+static mlrt_status enc_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err) {
+    const encoder *e = m->impl;
+    batch b = {(size_t)in[0].dims[0], (size_t)in[0].dims[1], in[0].data, NULL, in[1].data, in[2].data, NULL};
+    int64_t dims[2] = {(int64_t)b.rows, e->dim};
+    float *y = mlrt__output(m, 0, 2, dims, err);
+    return y ? run_batch(m, &b, y, err) : err->code;
+}
+
+/* ------------------------------------------------------------------ texts */
+
+/* texts lowercased as sentence-transformers' do_lower_case does (str.lower: per character, U+0130 to
+ * i + U+0307; the final-sigma rule is not applied) into e->lower, ends into e->lower_ends. */
+static mlrt_status lowercase(encoder *e, const char *texts, const size_t *ends, size_t n, mlrt_error *err) {
+    size_t total = n ? ends[n - 1] : 0, bad = mlrt__utf8_invalid_at((const uint8_t *)texts, total);
+    if (bad < total) return mlrt__fail(err, MLRT_ERR_INVALID_UTF8, "embed: the texts are not UTF-8 at byte %zu", bad);
+    e->lower.len = e->lower_ends.len = 0;
+    if (!mlrt__vec_reserve(&e->lower, total * 2 + 8, 1) || !mlrt__vec_reserve(&e->lower_ends, n, sizeof(size_t)))
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "embed: out of memory");
+    uint8_t *o = e->lower.p;
+    size_t *oe = e->lower_ends.p, k = 0;
+    for (size_t i = 0, t = 0; t < n; t++) {
+        while (i < ends[t]) {
+            uint32_t cp = mlrt__utf8_next((const uint8_t *)texts, &i);
+            if (!mlrt__vec_reserve(&e->lower, 12, 1)) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "embed: out of memory");
+            o = e->lower.p;
+            e->lower.len += mlrt__utf8_put(o + e->lower.len, mlrt__uni_lower(cp));
+            if (cp == 0x130) e->lower.len += mlrt__utf8_put(o + e->lower.len, 0x307);
+        }
+        oe[k++] = e->lower.len;
+    }
+    return MLRT_OK;
+}
+
+mlrt_status mlrt_embed(mlrt_model *m, const char *texts, const size_t *ends, size_t n, float *out, mlrt_error *err) {
+    if (!m || m->kind != MLRT_KIND_ENCODER)
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: %s", m ? "the model is not an encoder" : "no model");
+    encoder *e = m->impl;
+    if (!e->tok)
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: the encoder was loaded without tokenizer.json or vocab.txt: "
+                          "give token ids to mlrt_run");
+    if (n && (!ends || !out || (!texts && ends[n - 1])))
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: a NULL argument");
+    for (size_t i = 0; i < n; i++)
+        if (i && ends[i] < ends[i - 1])
+            return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: ends[%zu] = %zu is before ends[%zu] = %zu", i, ends[i], i - 1, ends[i - 1]);
+    enum { TEXTS = 64 }; /* texts tokenized at a time */
+    mlrt_encode_options opt = {e->max_length, MLRT_TRUNCATION_LONGEST_FIRST, MLRT_PADDING_LONGEST};
+    for (size_t i = 0; i < n; i += TEXTS) {
+        size_t k = n - i < TEXTS ? n - i : TEXTS, base = i ? ends[i - 1] : 0, rel[TEXTS];
+        for (size_t j = 0; j < k; j++) rel[j] = ends[i + j] - base;
+        const char *s = texts ? texts + base : "";
+        mlrt_status st = MLRT_OK;
+        if (e->lower_case && !(st = lowercase(e, s, rel, k, err))) s = e->lower.p, memcpy(rel, e->lower_ends.p, k * sizeof *rel);
+        mlrt_batch_encoding be;
+        if (!st) st = mlrt_tokenizer_encode_batch(e->tok, s, rel, NULL, NULL, k, &opt, &be, err);
+        batch b = {be.rows, be.width, NULL, be.ids, be.attention_mask, NULL, be.type_ids};
+        if (!st) st = run_batch(m, &b, out + i * e->dim, err);
+        if (st) return st;
+    }
+    return MLRT_OK;
+}
+
+mlrt_tokenizer *mlrt_model_tokenizer(mlrt_model *m) {
+    return m && m->kind == MLRT_KIND_ENCODER ? ((encoder *)m->impl)->tok : NULL;
+}
+
+/* ------------------------------------------------------------------ the family */
+
+static void enc_free(mlrt_model *m) {
+    encoder *e = m->impl;
+    if (!e) return;
+    if (!e->borrowed) {
+        for (uint32_t l = 0; e->layer && l < e->layers; l++) {
+            for (int k = 0; k < 6; k++) mlrt__dense_release(&e->layer[l].w[k]);
+            free(e->layer[l].ln);
+        }
+        free(e->layer), free(e->word.bytes), free(e->pos), free(e->type), free(e->ln), free(e->facts);
+        mlrt_tokenizer_free(e->tok);
+    }
+    free(e->h), free(e->lower.p), free(e->lower_ends.p);
+    free(e);
+}
+
+static void *enc_fork(const mlrt_model *m, mlrt_error *err) {
+    encoder *e = malloc(sizeof *e);
+    if (!e) { mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "fork: out of memory"); return NULL; }
+    *e = *(const encoder *)m->impl;
+    e->borrowed = true, e->tok = NULL; /* (a fork tokenizes nothing: the tokenizer is not shared) */
+    e->h = NULL; /* (its scratch: allocated at its first run) */
+    e->lower = e->lower_ends = (mlrt__vec){0};
+    return e;
+}
+
+static void enc_facts(mlrt__buf *b, const mlrt_model *m) {
+    const encoder *e = m->impl;
+    mlrt__buf_puts(b, ",");
+    mlrt__buf_puts(b, e->facts);
+    mlrt__buf_puts(b, e->tok ? ",\"tokenizer\":true" : ",\"tokenizer\":false");
+}
+
+static uint64_t enc_params(const mlrt_model *m) {
+    const encoder *e = m->impl;
+    const uint64_t H = e->hidden, I = e->ffn;
+    return ((uint64_t)e->vocab + e->positions + e->types + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
+}
+
+static uint64_t enc_weight_bytes(const mlrt_model *m) { return ((const encoder *)m->impl)->bytes; }
+
+static const mlrt__family encoder_family = {
+    "encoder", enc_run, NULL, NULL, enc_fork, enc_free, enc_facts, enc_params, enc_weight_bytes, NULL,
+};
+
+/* ------------------------------------------------------------------ building */
+
+static mlrt_status not_finite(const float *v, size_t n, const char *fmt, const char *name, mlrt_error *err) {
+    size_t k = 0;
+    while (k < n && isfinite(v[k])) k++;
+    return k == n ? MLRT_OK : mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' [%zu] is not finite", fmt, name, k);
+}
+
+/* A tensor as f32 (quantized ones dequantized), all finite. */
+MLRT__SMALL static mlrt_status vec_f32(const mlrt__enc_src *s, const char *fmt, float *out, mlrt_error *err) {
+    if (mlrt__dtype_is_quantized(s->dtype)) {
+        mlrt_status st = mlrt__quant_dequantize(s->p, s->dtype, (size_t)s->count, out, fmt, s->name, err);
+        if (st) return st;
+    } else {
+        mlrt__to_f32_n(s->p, s->dtype, out, (size_t)s->count);
+    }
+    return mlrt__all_finite(out, (size_t)s->count) ? MLRT_OK : not_finite(out, (size_t)s->count, fmt, s->name, err);
+}
+
+static float *new_f32(const mlrt__enc_src *s, const char *fmt, mlrt_status *st, mlrt_error *err) {
+    float *v = malloc((size_t)s->count * sizeof *v + 4);
+    *st = v ? vec_f32(s, fmt, v, err) : mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for '%s'", fmt, s->name);
+    if (*st) free(v), v = NULL;
+    return v;
+}
+
+/* The word embeddings as the file holds them when rows convert exactly (F32, F16, BF16, APR_Q8), else as f32. */
+MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, const char *fmt, mlrt_error *err) {
+    mlrt_status st = MLRT_OK;
+    table *t = &e->word;
+    t->dtype = s->dtype;
+    if (s->dtype != MLRT_F32 && s->dtype != MLRT_F16 && s->dtype != MLRT_BF16 && s->dtype != MLRT_APR_Q8) {
+        t->dtype = MLRT_F32;
+        t->bytes = (uint8_t *)new_f32(s, fmt, &st, err);
+        e->bytes += s->count * 4;
+        return st;
+    }
+    size_t es = s->dtype == MLRT_APR_Q8 ? 1 : mlrt_dtype_size(s->dtype), bytes = (size_t)s->count * es;
+    const uint8_t *src = s->p;
+    if (s->dtype == MLRT_APR_Q8) {
+        t->scale = mlrt__to_f32(src, MLRT_F32), src += 4;
+        if (!isfinite(t->scale * 128.0f)) return mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is not finite (x 128)", fmt, s->name);
+    }
+    if (!(t->bytes = malloc(bytes + 4))) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for '%s'", fmt, s->name);
+    memcpy(t->bytes, src, bytes);
+    e->bytes += bytes;
+    if (s->dtype == MLRT_APR_Q8) return MLRT_OK;
+    float buf[256];
+    for (size_t i = 0; i < s->count && !st; i += 256) { /* finite, in runs of 256 */
+        size_t k = s->count - i < 256 ? (size_t)s->count - i : 256;
+        mlrt__to_f32_n(t->bytes + i * es, s->dtype, buf, k);
+        if (!mlrt__all_finite(buf, k)) {
+            size_t j = 0;
+            while (isfinite(buf[j])) j++;
+            st = mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' [%zu] is not finite", fmt, s->name, i + j);
+        }
+    }
+    return st;
+}
+
+MLRT__SMALL static mlrt_status build_layer(encoder *e, const mlrt__enc_layer *s, const char *fmt, layer *L, mlrt_error *err) {
+    mlrt_status st = MLRT_OK;
+    for (int k = 0; k < 6 && !st; k++) {
+        mlrt__dense *w = &L->w[k];
+        if ((st = mlrt__dense_pack(&s->w[k], fmt, w, err))) break;
+        e->bytes += (w->wq ? w->q_bytes + w->qscale_bytes : (uint64_t)w->out_padded * w->in * 4) + w->out_padded * 4;
+    }
+    const mlrt__enc_src *ln[4] = {&s->ln1_w, &s->ln1_b, &s->ln2_w, &s->ln2_b};
+    if (!st && !(L->ln = malloc(4 * (size_t)e->hidden * sizeof *L->ln)))
+        st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    for (int k = 0; k < 4 && !st; k++) st = vec_f32(ln[k], fmt, L->ln + k * e->hidden, err);
+    e->bytes += 4 * e->hidden * 4;
+    return st;
+}
+
+/* The inputs input_ids, attention_mask, token_type_ids [batch, sequence] and the output sentence_embedding. */
+static mlrt_status io_lists(mlrt_model *m, const encoder *e) {
+    static const char *const names[3] = {"input_ids", "attention_mask", "token_type_ids"};
+    m->n_inputs = 3, m->n_outputs = 1;
+    if (!(m->inputs = calloc(3, sizeof *m->inputs)) || !(m->outputs = calloc(1, sizeof *m->outputs))) return MLRT_ERR_OUT_OF_MEMORY;
+    for (int k = 0; k < 3; k++) {
+        mlrt__io *io = &m->inputs[k];
+        io->t = (mlrt_tensor){names[k], k == 1 ? MLRT_U8 : MLRT_I64, 2, {-1, -1}, NULL};
+        io->sym[0] = "batch", io->sym[1] = "sequence", io->max[1] = e->positions;
+        io->optional = k > 0;
+    }
+    m->outputs[0].t = (mlrt_tensor){"sentence_embedding", MLRT_F32, 2, {-1, e->dim}, NULL};
+    m->outputs[0].sym[0] = "batch";
+    return MLRT_OK;
+}
+
+MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt_error *err) {
+    encoder *e = calloc(1, sizeof *e);
+    if (e) e->tok = tok, e->facts = d->facts_json, d->facts_json = NULL;
+    mlrt_model *m = e ? mlrt__model_new(&encoder_family, e, d->format, MLRT_KIND_ENCODER, err) : NULL;
+    if (!m) {
+        if (!e) mlrt_tokenizer_free(tok), mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+        return NULL;
+    }
+    e->hidden = d->hidden, e->layers = d->layers, e->heads = d->heads, e->ffn = d->ffn, e->vocab = d->vocab;
+    e->positions = d->positions, e->types = d->types, e->eps = d->eps, e->pooling = d->pooling;
+    e->normalize = d->normalize, e->lower_case = d->lower_case, e->max_length = d->max_length;
+    for (int k = 0; k < 6; k++) e->dim += (d->pooling >> k & 1) * d->hidden;
+    e->cap = d->positions > 256 ? d->positions : 256;
+    const char *fmt = mlrt_format_name(d->format);
+    mlrt_status st = MLRT_OK;
+    if (tok && tok->d.n_ids > d->vocab)
+        st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "load_files: %s has %u token ids but the model's vocab_size is %u",
+                        tok->d.source, tok->d.n_ids, d->vocab);
+    if (!st) st = word_table(e, &d->word, fmt, err);
+    if (!st && (e->pos = new_f32(&d->pos, fmt, &st, err)) && (e->type = new_f32(&d->type, fmt, &st, err)) &&
+        !(e->ln = malloc(2 * (size_t)d->hidden * sizeof *e->ln)))
+        st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    if (!st) st = vec_f32(&d->ln_w, fmt, e->ln, err);
+    if (!st) st = vec_f32(&d->ln_b, fmt, e->ln + d->hidden, err);
+    e->bytes += ((uint64_t)d->positions + d->types + 2) * d->hidden * 4;
+    if (!st && !(e->layer = calloc(d->layers, sizeof *e->layer))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    for (uint32_t l = 0; l < d->layers && !st; l++) st = build_layer(e, &d->layer[l], fmt, &e->layer[l], err);
+    if (!st && io_lists(m, e)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+    if (st) {
+        mlrt_free(m);
+        return NULL;
+    }
+    m->dtype = d->dtype, m->task = MLRT_TASK_EMBEDDING;
+    return mlrt__model_finish(m, d->ts, err);
+}

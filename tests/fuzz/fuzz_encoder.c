@@ -1,0 +1,144 @@
+/* fuzz_encoder.c — libFuzzer target for encoder folders (mlrt_load_files: formats/bert.c and
+ * model/encoder.c). The input is a folder: its first byte says which files the rest is split into
+ * (at each "\n--\n"), the others taken from a small valid BERT built here:
+ *   bit 0 clear: config.json, modules.json, 1_Pooling/config.json, sentence_bert_config.json
+ *   bit 0 set:   model.safetensors (the weights; config.json and the rest valid), then the same list
+ * and bits 1-3 leave out modules.json, the pooling file, sentence_bert_config.json.
+ * Oracles: a refusal is well-formed (fuzz_check_error); a model's info parses; it runs a batch of
+ * four texts of different lengths (ids from the input) whose rows each have the bits of the same text
+ * alone and unpadded, finite, of the width info gives, unit length when info says normalize. */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum { H = 8, L = 1, A = 2, I = 12, V = 20, P = 8, TV = 2 };
+
+static uint8_t *g_weights;
+static size_t g_weights_len;
+
+static const char CONFIG[] = "{\"model_type\":\"bert\",\"architectures\":[\"BertModel\"],\"hidden_size\":8,\"num_hidden_layers\":1,"
+                             "\"num_attention_heads\":2,\"intermediate_size\":12,\"vocab_size\":20,\"max_position_embeddings\":8,"
+                             "\"type_vocab_size\":2,\"layer_norm_eps\":1e-12,\"hidden_act\":\"gelu\"}";
+static const char MODULES[] = "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":\"sentence_transformers.models.Transformer\"},"
+                              "{\"idx\":1,\"name\":\"1\",\"path\":\"1_Pooling\",\"type\":\"sentence_transformers.models.Pooling\"},"
+                              "{\"idx\":2,\"name\":\"2\",\"path\":\"2_Normalize\",\"type\":\"sentence_transformers.models.Normalize\"}]";
+static const char POOLING[] = "{\"word_embedding_dimension\":8,\"pooling_mode_mean_tokens\":true}";
+static const char SBERT[] = "{\"max_seq_length\":8,\"do_lower_case\":false}";
+
+/* A BertModel of the sizes above in SafeTensors, with small deterministic weights. */
+static void build_weights(void) {
+    static const struct { const char *name; int o, i; } t[] = {
+        {"embeddings.word_embeddings.weight", V, H}, {"embeddings.position_embeddings.weight", P, H},
+        {"embeddings.token_type_embeddings.weight", TV, H}, {"embeddings.LayerNorm.weight", H, 0}, {"embeddings.LayerNorm.bias", H, 0},
+        {"encoder.layer.0.attention.self.query.weight", H, H}, {"encoder.layer.0.attention.self.query.bias", H, 0},
+        {"encoder.layer.0.attention.self.key.weight", H, H}, {"encoder.layer.0.attention.self.key.bias", H, 0},
+        {"encoder.layer.0.attention.self.value.weight", H, H}, {"encoder.layer.0.attention.self.value.bias", H, 0},
+        {"encoder.layer.0.attention.output.dense.weight", H, H}, {"encoder.layer.0.attention.output.dense.bias", H, 0},
+        {"encoder.layer.0.attention.output.LayerNorm.weight", H, 0}, {"encoder.layer.0.attention.output.LayerNorm.bias", H, 0},
+        {"encoder.layer.0.intermediate.dense.weight", I, H}, {"encoder.layer.0.intermediate.dense.bias", I, 0},
+        {"encoder.layer.0.output.dense.weight", H, I}, {"encoder.layer.0.output.dense.bias", H, 0},
+        {"encoder.layer.0.output.LayerNorm.weight", H, 0}, {"encoder.layer.0.output.LayerNorm.bias", H, 0},
+        {"pooler.dense.weight", H, H}, {"pooler.dense.bias", H, 0}};
+    mlrt__buf h = {0};
+    size_t off = 0, n = sizeof t / sizeof t[0];
+    mlrt__buf_puts(&h, "{");
+    for (size_t k = 0; k < n; k++) {
+        size_t count = (size_t)t[k].o * (t[k].i ? t[k].i : 1);
+        mlrt__buf_printf(&h, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%d", k ? "," : "", t[k].name, t[k].o);
+        if (t[k].i) mlrt__buf_printf(&h, ",%d", t[k].i);
+        mlrt__buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off, off + 4 * count);
+        off += 4 * count;
+    }
+    mlrt__buf_puts(&h, "}");
+    while (h.len % 8) mlrt__buf_puts(&h, " ");
+    g_weights_len = 8 + h.len + off;
+    g_weights = malloc(g_weights_len);
+    FUZZ_ASSERT(g_weights && !h.oom, "out of memory");
+    for (int b = 0; b < 8; b++) g_weights[b] = (uint8_t)((uint64_t)h.len >> (8 * b));
+    memcpy(g_weights + 8, h.data, h.len);
+    float *w = (float *)(g_weights + 8 + h.len);
+    uint32_t s = 12345;
+    for (size_t k = 0; k < off / 4; k++) {
+        s = s * 1664525u + 1013904223u;
+        w[k] = ((float)(s >> 8) / 16777216.0f - 0.5f) * 0.2f;
+    }
+    free(h.data);
+}
+
+/* Embeddings of ids [rows][width] (mask: lengths) -> y; MLRT_OK or the status. */
+static mlrt_status run(mlrt_model *m, const int32_t *ids, const uint8_t *mask, size_t rows, size_t width, float *y, size_t dim) {
+    mlrt_tensor in[2] = {{"input_ids", MLRT_I32, 2, {(int64_t)rows, (int64_t)width}, (void *)ids},
+                         {"attention_mask", MLRT_U8, 2, {(int64_t)rows, (int64_t)width}, (void *)mask}};
+    mlrt_error e;
+    mlrt_status st = mlrt_run(m, in, 2, &e);
+    if (st) fuzz_check_error(st, &e);
+    else memcpy(y, mlrt_output(m, 0)->data, rows * dim * sizeof *y);
+    return st;
+}
+
+static void exercise(mlrt_model *m, const uint8_t *data, size_t size) {
+    const char *info = mlrt_model_info_json(m);
+    fuzz_check_json_output(info);
+    FUZZ_ASSERT(mlrt_model_kind(m) == MLRT_KIND_ENCODER, "kind %d", (int)mlrt_model_kind(m));
+    const mlrt_tensor *out = mlrt_output(m, 0);
+    size_t dim = (size_t)out->dims[1], vocab = 0, positions = (size_t)mlrt_input(m, 0)->dims[1];
+    const char *at = strstr(info, "\"vocabSize\":");
+    FUZZ_ASSERT(at && dim >= 1, "info: %.300s", info);
+    vocab = strtoul(at + 12, NULL, 10);
+    at = strstr(info, "\"maxPositions\":");
+    positions = at ? strtoul(at + 15, NULL, 10) : 0;
+    bool normalize = strstr(info, "\"normalize\":true") != NULL;
+    enum { ROWS = 4 };
+    size_t width = positions < 6 ? positions : 6, len[ROWS] = {width, 1, width > 2 ? width - 2 : 1, width > 1 ? 2 : 1};
+    int32_t ids[ROWS * 6];
+    uint8_t mask[ROWS * 6];
+    for (size_t r = 0; r < ROWS; r++)
+        for (size_t t = 0; t < width; t++) {
+            ids[r * width + t] = (int32_t)((size ? data[(r * 7 + t) % size] : t) % vocab);
+            mask[r * width + t] = t < len[r];
+        }
+    float *y = malloc(ROWS * dim * sizeof *y), *y1 = malloc(dim * sizeof *y1);
+    FUZZ_ASSERT(y && y1, "out of memory");
+    mlrt_status st = run(m, ids, mask, ROWS, width, y, dim);
+    FUZZ_ASSERT(st == MLRT_OK || st == MLRT_ERR_NON_FINITE, "run: %s", mlrt_status_name(st));
+    for (size_t r = 0; r < ROWS && st == MLRT_OK; r++) {
+        FUZZ_ASSERT(run(m, ids + r * width, mask + r * width, 1, len[r], y1, dim) == MLRT_OK, "row %zu alone refused", r);
+        FUZZ_ASSERT(memcmp(y1, y + r * dim, dim * sizeof *y) == 0, "row %zu alone differs from the batch", r);
+        double n2 = 0;
+        for (size_t k = 0; k < dim; k++) FUZZ_ASSERT(isfinite(y1[k]), "row %zu value %zu", r, k), n2 += (double)y1[k] * y1[k];
+        if (normalize) FUZZ_ASSERT(fabs(n2 - 1) < 1e-4 || n2 < 1e-20, "row %zu: |v|^2 = %g", r, n2);
+    }
+    free(y), free(y1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
+    if (!g_weights) build_weights();
+    const uint8_t mode = data[0];
+    static const char *const names[5] = {"model.safetensors", "config.json", "modules.json", "1_Pooling/config.json",
+                                         "sentence_bert_config.json"};
+    const uint8_t *defaults[5] = {g_weights, (const uint8_t *)CONFIG, (const uint8_t *)MODULES, (const uint8_t *)POOLING,
+                                  (const uint8_t *)SBERT};
+    size_t lens[5] = {g_weights_len, sizeof CONFIG - 1, sizeof MODULES - 1, sizeof POOLING - 1, sizeof SBERT - 1};
+    const uint8_t *p = data + 1, *end = data + size;
+    for (int k = mode & 1 ? 0 : 1; k < 5 && p <= end; k++) { /* the input's parts replace the defaults in order */
+        const uint8_t *q = p;
+        while (q + 4 <= end && memcmp(q, "\n--\n", 4)) q++;
+        if (q + 4 > end) q = end;
+        defaults[k] = p, lens[k] = (size_t)(q - p);
+        p = q + 4;
+    }
+    mlrt_file files[5];
+    size_t n = 0;
+    for (int k = 0; k < 5; k++)
+        if (!(k >= 2 && mode >> (k - 1) & 1)) files[n++] = (mlrt_file){names[k], defaults[k], lens[k]};
+    mlrt_error e;
+    mlrt_model *m = mlrt_load_files(files, n, NULL, &e);
+    if (!m) {
+        fuzz_check_error(e.code, &e);
+        return 0;
+    }
+    exercise(m, data, size);
+    mlrt_free(m);
+    return 0;
+}
