@@ -264,7 +264,7 @@ WEB_WORDS = $(WORDNET_FILES:%=web/models/wordnet/%) web/models/wordnet/lemmas.q8
 
 build/wordnet/lemmas.q8.index: $(WORDNET_FILES:%=models/wordnet/%) models/wordnet/lemmas.txt wasm/mlrt.wasm wasm/mlrt.mjs \
                                tools/wordnet/index.mjs tools/wordnet/common.mjs web/lemma-index.mjs
-	$(NODE) tools/wordnet/index.mjs --dtype q8 --out $@
+	$(NODE) tools/wordnet/index.mjs --dtype q8 --out $@ --save-embeddings build/wordnet/mlrt-lemmas.f32
 
 wordnet-index: build/wordnet/lemmas.q8.index
 
@@ -295,7 +295,7 @@ test-c: build/test_c
 build/apr-models/manifest.json: tests/gen/apr_models.py
 	$(PYTHON3) tests/gen/apr_models.py build/apr-models
 
-test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json
+test-js: $(WASM) $(MODELS) $(APR_MODELS) build/mlrt build/apr-models/manifest.json build/wordnet/lemmas.q8.index
 	$(NODE) --test tests/
 
 # the npm tarball, installed into fresh projects: Node ESM, npx, TypeScript, Vite, esbuild, wrangler

@@ -8,11 +8,11 @@
 // (tokenizer + encoder) -> the top 10 of the 147,306-word lemma index (web/lemma-index.mjs, Q8),
 // as the demo's Words tab and the edge's POST /search do it. Medians per query after a warm-up of
 // 20, each run in a fresh Node process or a fresh page (3 runs; the table shows the medians).
-// The MiniLM shape's folder is the one bench/encoder.mjs writes (build/bench-encoder/minilm/);
-// without it that row says n/a.
+// The MiniLM shape's folder (random BERT-init weights, seed 6, F32, 22.7M parameters) is made by
+// tools/encoder/folder.mjs into build/bench-encoder/minilm/ when missing.
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -134,6 +134,14 @@ function summarize(runs) {
 }
 
 async function main() {
+  const minilm = path.join(REPO, MODELS.minilm.dir);
+  if (!existsSync(path.join(minilm, 'model.safetensors'))) {
+    const { makeFolder } = await import('../tools/encoder/folder.mjs');
+    for (const [name, bytes] of Object.entries(await makeFolder('all-MiniLM-L6-v2'))) {
+      mkdirSync(path.dirname(path.join(minilm, name)), { recursive: true });
+      writeFileSync(path.join(minilm, name), bytes);
+    }
+  }
   const models = Object.keys(MODELS).filter((m) => available(MODELS[m]));
   const skipped = Object.keys(MODELS).filter((m) => !models.includes(m));
   const { createRuntime } = await import('../wasm/mlrt.mjs');
@@ -162,7 +170,7 @@ async function main() {
       lines.push(`| ${MODELS[model].label} | ${where} | ${res.build} | ${fmt(res.loadMs, 0)} · ${res.indexMs == null ? '–' : fmt(res.indexMs, 0)} | ${fmt(res.embedMs)} | ${res.searchMs == null ? '–' : fmt(res.searchMs)} | ${fmt(res.totalMs)} · ${fmt(res.totalP90Ms)} |`);
     }
   }
-  if (skipped.length) lines.push('', `n/a: ${skipped.map((m) => `${m} (${MODELS[m].dir}${MODELS[m].index ? ` or ${MODELS[m].index}` : ''} missing${m === 'minilm' ? ': run bench/encoder.mjs' : ': run `make wordnet-index`'})`).join('; ')}`);
+  if (skipped.length) lines.push('', `n/a: ${skipped.map((m) => `${m} (${MODELS[m].dir}${MODELS[m].index ? ` or ${MODELS[m].index}` : ''} missing${m === 'wordnet' ? ': run `make wordnet-index`' : ''})`).join('; ')}`);
   if (browser.error) lines.push('', `Chromium: ${browser.error}`);
   console.log(lines.join('\n'));
   const json = argv.indexOf('--json');

@@ -250,6 +250,8 @@ function parseSearch(bytes) {
   const query = v.query.trim();
   if (!query) throw new HttpError(422, 'EMPTY_QUERY', '"query" is empty');
   if (query.length > MAX_QUERY_CHARS) throw new HttpError(422, 'QUERY_TOO_LONG', `"query" has ${query.length} characters, over the limit of ${MAX_QUERY_CHARS}`);
+  const lone = query.search(/\p{Surrogate}/u); // JSON may carry "\ud800": not Unicode text
+  if (lone >= 0) throw new HttpError(422, 'BAD_QUERY', `"query" has a lone surrogate at character ${lone}: not Unicode text`);
   const k = v.k === undefined ? DEFAULT_K : v.k;
   if (!Number.isInteger(k) || k < 1 || k > MAX_K) throw new HttpError(422, 'BAD_K', `"k" is ${JSON.stringify(k)?.slice(0, 40)}, expected an integer from 1 to ${MAX_K}`);
   return { query, k };

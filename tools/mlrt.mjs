@@ -594,7 +594,6 @@ async function search(rt, [indexPath, query], options) {
   const k = options.k === undefined ? 10 : Number(options.k);
   if (!(Number.isSafeInteger(k) && k > 0)) throw new UsageError(`--k must be a positive integer, got '${options.k}'`);
   const { readIndex } = await import('../web/lemma-index.mjs');
-  const { dirname } = await import('node:path');
   const { createHash } = await import('node:crypto');
   let index;
   try {
@@ -605,17 +604,12 @@ async function search(rt, [indexPath, query], options) {
   }
   if (typeof rt.loadEncoder !== 'function') throw new CliError('search: this mlrt has no loadEncoder (the sentence encoder)');
   const dir = options.model ?? dirname(indexPath);
-  const files = {};
-  for (const f of ['model.safetensors', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'modules.json', '1_Pooling/config.json', 'sentence_bert_config.json']) {
-    try {
-      files[f] = await readFile(`${dir}/${f}`);
-    } catch (e) {
-      if (['model.safetensors', 'config.json', 'tokenizer.json'].includes(f)) throw new CliError(`search: ${dir}/${f}: ${e.code === 'ENOENT' ? 'no such file (give the encoder\'s folder with --model DIR)' : e.message}`);
-    }
-  }
-  const sha = createHash('sha256').update(files['model.safetensors']).digest('hex');
-  if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; ${dir}/model.safetensors is ${sha.slice(0, 16)}…)`);
+  const files = await encoderFiles(dir);
+  const weights = files['model.safetensors'] ?? files['model.apr'];
+  const sha = createHash('sha256').update(weights ?? new Uint8Array(0)).digest('hex');
+  if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; the weights in ${dir} are ${sha.slice(0, 16)}…; give the encoder's folder with --model DIR)`);
   const enc = await rt.loadEncoder(files);
+  if (index.dtype === 'q8') index.useRuntime(rt); // the scan on mlrt's Q8 kernels
   const queries = query !== undefined ? [query] : (await readFile(options.input, 'utf8')).split('\n').map((t) => t.replace(/\r$/, '')).filter((t) => t.trim());
   const out = [];
   for (const q of queries) {

@@ -117,6 +117,7 @@ describe('POST /search (MODEL=wordnet)', { skip }, () => {
     ['k a string', q({ query: 'boat', k: '10' }), 422, 'BAD_K', /"k" is "10"/],
     ['k null', q({ query: 'boat', k: null }), 422, 'BAD_K', /"k" is null/],
     ['unknown field', q({ query: 'boat', top: 3 }), 422, 'UNKNOWN_FIELD', /unknown field "top"/],
+    ['a lone surrogate', q('{"query": "a \\ud800 boat"}'), 422, 'BAD_QUERY', /"query" has a lone surrogate at character 2/],
     ['deep nesting', q(`{"query":${'['.repeat(8000)}${']'.repeat(8000)}}`), 422, 'BAD_QUERY', /"query" is an array/],
   ];
 
@@ -129,8 +130,8 @@ describe('POST /search (MODEL=wordnet)', { skip }, () => {
       assert.match(r.json.error.message, message, name);
       if (status === 405) assert.equal(r.headers.allow, 'POST');
     }
-    // odd but valid queries are answered: one character, only punctuation, unknown characters, a lone surrogate
-    for (const query of ['x', '?!', '☃☃☃', '\ud800 boat', 'ß'.repeat(1000)]) {
+    // odd but valid queries are answered: one character, only punctuation, unknown characters, a surrogate pair, the longest
+    for (const query of ['x', '?!', '☃☃☃', '😀 boat', 'ß'.repeat(1000)]) {
       const r = await searchFor(words.url, query);
       assert.equal(r.status, 200, `${JSON.stringify(query)}: ${r.text}`);
       assert.equal(r.json.results.length, 10);

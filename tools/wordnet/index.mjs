@@ -4,20 +4,20 @@
 //
 //   node tools/wordnet/index.mjs [--dtype q8|f32] [--out FILE] [--model DIR] [--batch N]
 //   node tools/wordnet/index.mjs --embeddings build/wordnet/torch-lemmas.f32 --generator "torch 1.13"
+//   node tools/wordnet/index.mjs --save-embeddings build/wordnet/mlrt-lemmas.f32   (also writes the rows, raw f32)
 //
 // Default out: build/wordnet/lemmas.<dtype>.index. --embeddings takes rows computed elsewhere (raw
 // little-endian f32, lemmas.txt order: tools/wordnet/embed_torch.py), for development and for
 // comparing with the reference; the shipped index is always mlrt's (`make wordnet-index`).
 // The header records the SHA-256 of model.safetensors: the page and the edge worker refuse an
 // index made with another model.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { readIndex, writeIndex } from '../../web/lemma-index.mjs';
 import { BUILD_DIR, MODEL_DIR, embedAll, loadMlrtEncoder, readF32, readLemmas, sha256 } from './common.mjs';
-import { readFileSync } from 'node:fs';
 
-const args = { dtype: 'q8', model: MODEL_DIR, batch: 256, out: null, embeddings: null, generator: null };
+const args = { dtype: 'q8', model: MODEL_DIR, batch: 256, out: null, embeddings: null, generator: null, save: null };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i], value = () => {
@@ -30,6 +30,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--batch') args.batch = Number(value());
   else if (a === '--embeddings') args.embeddings = value();
   else if (a === '--generator') args.generator = value();
+  else if (a === '--save-embeddings') args.save = value();
   else if (a === '--help' || a === '-h') {
     console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
     process.exit(0);
@@ -66,6 +67,8 @@ if (args.embeddings) {
   enc.free?.();
 }
 const embedMs = performance.now() - t0;
+if (args.save) writeFileSync(args.save, new Uint8Array(embeddings.buffer, embeddings.byteOffset, embeddings.byteLength));
+mkdirSync(dirname(args.out), { recursive: true });
 const bytes = writeIndex({ words, embeddings, dim, dtype: args.dtype, modelSha256, generator });
 readIndex(bytes); // what was written reads back
 mkdirSync(dirname(args.out), { recursive: true });
