@@ -1,11 +1,15 @@
 // encoder-builds.test.mjs — the encoder gives the same bits in the SIMD128, scalar and threaded wasm
 // builds (and natively: tests/c/test_encoder.c checks the same outputs against tests/c/encoder/bits.f32,
 // which this test checks too), and the relaxed-SIMD build stays within the last bits. Through the raw
-// exports (mlrt_load_files, mlrt_run), on tests/c/encoder's tiny models and every pooling.
+// exports (mlrt_load_files, mlrt_run), on tests/c/encoder's tiny models and pooling modes, in f32, f16,
+// bf16 and Q8 (an .apr v2 written by `mlrt convert`'s tools/apr/encoder.mjs: within 0.999 cosine of f32).
+import v8 from 'node:v8';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
+import { encoderToApr } from '../tools/apr/encoder.mjs';
 
+v8.setFlagsFromString('--experimental-wasm-relaxed-simd'); // Node 20: before any wasm is compiled (as tests/relaxed.test.mjs)
 const ROOT = new URL('../', import.meta.url).pathname;
 const DIR = `${ROOT}tests/c/encoder/`;
 const expected = JSON.parse(readFileSync(`${DIR}expected.json`, 'utf8'));
@@ -87,11 +91,23 @@ function folder(name, weights, pooling, hidden) {
   };
 }
 
+/** tiny as an .apr v2 with APR_Q8 dense weights and word embeddings (mlrt convert's writer). */
+function tinyQ8(pooling) {
+  const f = folder('tiny', 'model.safetensors', pooling, 32);
+  const apr = encoderToApr({ 'config.json': f['config.json'], 'model.safetensors': f['model.safetensors'] }, { quantize: 'q8', embeddings: 'q8' });
+  delete f['model.safetensors'];
+  return { ...f, 'model.apr': apr.bytes };
+}
+
 /** Every case's outputs in one build: [{ key, values }]. */
 async function outputs(file) {
   const b = await open(file);
   if (!b) return null;
   const out = [];
+  for (const p of Object.keys(POOLINGS)) {
+    const m = b.load(tinyQ8(p));
+    expected.batches.tiny.forEach((batch, i) => out.push({ key: `tiny/q8/${i}/${p}`, q8: true, values: b.run(m, batch) }));
+  }
   for (const [name, hidden, weights] of [['tiny', 32, ['model.safetensors', 'model.f16.safetensors', 'model.bf16.safetensors']], ['odd', 12, ['model.safetensors']]]) {
     for (const w of weights) {
       for (const p of Object.keys(POOLINGS)) {
@@ -103,6 +119,17 @@ async function outputs(file) {
   return out;
 }
 
+/** The smallest cosine between rows of `dim` of a and b. */
+function cosines(a, b, dim) {
+  let worst = 1;
+  for (let r = 0; r < a.length / dim; r++) {
+    let ab = 0, aa = 0, bb = 0;
+    for (let k = r * dim; k < (r + 1) * dim; k++) { ab += a[k] * b[k]; aa += a[k] * a[k]; bb += b[k] * b[k]; }
+    worst = Math.min(worst, ab / Math.sqrt(aa * bb));
+  }
+  return worst;
+}
+
 const close = (got, want, tol) => {
   let scale = 1e-6;
   for (const v of want) scale = Math.max(scale, Math.abs(v));
@@ -112,9 +139,11 @@ const close = (got, want, tol) => {
 test('encoder: SIMD128, scalar and threaded builds give the same bits; all within 1e-5 of PyTorch', async () => {
   const simd = await outputs('mlrt.wasm');
   assert.ok(simd, 'wasm/mlrt.wasm is built');
-  for (const { key, values } of simd) {
-    const want = expected.expected[key.replace('/bf16/', '/bf16/').replace('/f16/', '/f16/')];
-    if (want) assert.ok(close(values, want, 1e-5), `${key}: off by more than 1e-5`);
+  for (const { key, values, q8 } of simd) {
+    const want = expected.expected[key.replace('/q8/', '/f32/')];
+    assert.ok(want, key);
+    if (!q8) assert.ok(close(values, want, 1e-5), `${key}: off by more than 1e-5`);
+    else assert.ok(cosines(values, want, 32) >= 0.999, `${key}: Q8 cosine ${cosines(values, want, 32)}`);
   }
   for (const file of ['mlrt-scalar.wasm', 'mlrt-threads.wasm']) {
     const other = await outputs(file);
@@ -123,10 +152,10 @@ test('encoder: SIMD128, scalar and threaded builds give the same bits; all withi
   }
   const bits = `${DIR}bits.f32`; // the native build's outputs (tests/c/test_encoder.c writes and checks them)
   if (existsSync(bits)) {
-    const all = new Float32Array(readFileSync(bits).buffer.slice(0));
-    const mine = new Float32Array(simd.reduce((n, o) => n + o.values.length, 0));
+    const all = new Float32Array(readFileSync(bits).buffer.slice(0)), f32 = simd.filter((o) => !o.q8);
+    const mine = new Float32Array(f32.reduce((n, o) => n + o.values.length, 0));
     let at = 0;
-    for (const o of simd) { mine.set(o.values, at); at += o.values.length; }
+    for (const o of f32) { mine.set(o.values, at); at += o.values.length; }
     assert.deepEqual(Buffer.from(mine.buffer), Buffer.from(all.buffer), 'the native build\'s bits (tests/c/encoder/bits.f32)');
   }
 });
@@ -135,5 +164,6 @@ test('encoder: the relaxed-SIMD build stays within the last bits', async (t) => 
   const relaxed = await outputs('mlrt-relaxed.wasm');
   if (!relaxed) return t.skip('no relaxed SIMD in this engine (node --experimental-wasm-relaxed-simd)');
   const simd = await outputs('mlrt.wasm');
-  relaxed.forEach(({ key, values }, i) => assert.ok(close(values, simd[i].values, 1e-6), `${key}: relaxed differs by more than 1e-6`));
+  relaxed.forEach(({ key, values, q8 }, i) => assert.ok(q8 ? cosines(values, simd[i].values, 32) >= 0.999 : close(values, simd[i].values, 1e-6),
+    `${key}: relaxed differs by more than ${q8 ? 'a cosine of 0.999 (Q8: 7-bit activations)' : '1e-6'}`));
 });

@@ -215,8 +215,7 @@ static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir,
         int want = !strcmp(t, "Transformer") || !strcmp(t, "BERT") ? 1 : !strcmp(t, "Pooling") ? 2 : !strcmp(t, "Normalize") ? 3 : 0;
         if (!want) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: type '%s' is not supported (Transformer, Pooling, Normalize)", i, type);
         else if (want != stage + 1)
-            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected the modules Transformer, Pooling, then "
-                               "optionally Normalize, in that order", i, t);
+            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected Transformer, Pooling[, Normalize] in that order", i, t);
         else if (has_dotdot(path) || path[0] == '/')
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: path '%s' is not a folder of the model", i, path);
         else if (want < 3) {
@@ -232,7 +231,7 @@ static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir,
         *normalize = want == 3;
     }
     if (!st && stage < 2)
-        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer: token embeddings are not sentence embeddings");
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer");
     mlrt__json_free(&doc);
     return st;
 }
@@ -394,7 +393,7 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
     bool apr = !f;
     if (!f) f = find_file(c, c->dir, "model.apr");
     if (!f && find_file(c, c->dir, "pytorch_model.bin"))
-        return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "load_files: pytorch_model.bin (a Python pickle) is not read: give model.safetensors");
+        return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "load_files: pytorch_model.bin is not read: give model.safetensors");
     if (!f) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: no %smodel.safetensors or %smodel.apr among the %zu files",
                               c->dir, c->dir, c->n);
     const uint8_t *b = f->bytes ? f->bytes : none;
@@ -405,8 +404,7 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
     *wf = f;
     *bert = mlrt__is_bert(ts);
     if (!*bert)
-        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT encoder (no tensor 'embeddings.word_embeddings.weight' "
-                          "or 'bert.embeddings.word_embeddings.weight')", f->name);
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT encoder (no [bert.]embeddings.word_embeddings.weight)", f->name);
     c->ts = ts, c->data = b + ts->data_begin, c->fmt = mlrt_format_name(ts->format);
     c->prefix = mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
     return MLRT_OK;
@@ -420,8 +418,7 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
         st = read_config(f, cf, err);
         cf->have_heads = true;
     } else if (c->ts->format != MLRT_FORMAT_APR) {
-        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %sconfig.json is missing: a SafeTensors file does not hold "
-                          "the encoder's sizes", c->dir);
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %sconfig.json is missing", c->dir);
     }
     if (!st && c->ts->format == MLRT_FORMAT_APR) st = read_apr_metadata(c->ts, f != NULL, cf, err);
     if (st) return st;
@@ -429,11 +426,9 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     if (!cf->eps) cf->eps = 1e-12;
     if (!cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "BertModel");
     if (!cf->have_heads)
-        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata has no num_heads (apr import without config.json): give "
-                          "config.json with num_attention_heads");
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata has no num_heads: give config.json");
     if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || !cf->types)
-        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes (hidden_size, num_layers, "
-                          "intermediate_size, vocab_size, max_position_embeddings): give config.json");
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes: give config.json");
     if (cf->hidden % cf->heads)
         return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: hidden_size %u is not a multiple of num_attention_heads %u",
                           f ? f->name : "apr: metadata", cf->hidden, cf->heads);

@@ -60,12 +60,12 @@ KERNEL void panel_1row(const float *w, const float *x, size_t in, float *acc8) {
 #else
 #define ROWS 5
 #endif
-KERNEL void panel_rows(const float *w, const float *x, size_t xs, size_t in, float *acc, size_t as) {
-    const float *x0 = x, *x1 = x + xs, *x2 = x + 2 * xs, *x3 = x + 3 * xs, *x4 = x + 4 * xs;
+KERNEL void panel_rows(const float *w, const float *const *xr, size_t in, float *acc, size_t as) {
+    const float *x0 = xr[0], *x1 = xr[1], *x2 = xr[2], *x3 = xr[3], *x4 = xr[4];
     v4 r00 = {0}, r01 = {0}, r10 = {0}, r11 = {0}, r20 = {0}, r21 = {0};
     v4 r30 = {0}, r31 = {0}, r40 = {0}, r41 = {0};
 #if ROWS == 6
-    const float *x5 = x + 5 * xs;
+    const float *x5 = xr[5];
     v4 r50 = {0}, r51 = {0};
 #endif
     /* hot loop: 2 weight loads + ROWS broadcasts feed 2 x ROWS multiply-adds */
@@ -99,24 +99,28 @@ __attribute__((noinline)) void mlrt__dense_forward_range(const mlrt__dense *l, c
                                                        size_t y_stride, size_t rows, size_t o0, size_t o1) {
     const size_t in = l->in, panel_floats = in * MLRT__PANEL;
     const size_t p0 = o0 / MLRT__PANEL, p1 = (o1 + MLRT__PANEL - 1) / MLRT__PANEL; /* p0 % 4 == 0: whole-layer grouping */
-    const size_t row_blocks = rows / ROWS * ROWS;
+    /* blocks of ROWS rows; 2 or more rows left over make one more block, its last row repeated (each row's
+     * sums are its own: the repeats change nothing), which streams the weights once instead of per row */
+    const size_t left = rows % ROWS, blocks = rows - left + (left >= 2 ? ROWS : 0), single = left == 1 ? rows - 1 : rows;
     float acc[ROWS * MLRT__PANEL];
-    /* blocks of ROWS rows: each panel, once loaded into cache, serves every block */
-    for (size_t p = p0; p < p1 && row_blocks; p++) {
+    const float *xr[ROWS];
+    for (size_t p = p0; p < p1 && blocks; p++) {
         const float *w = l->w + p * panel_floats, *bias = l->b + p * MLRT__PANEL;
         size_t o = p * MLRT__PANEL, n = l->out - o < MLRT__PANEL ? l->out - o : MLRT__PANEL;
-        for (size_t r = 0; r < row_blocks; r += ROWS) {
-            panel_rows(w, x + r * x_stride, x_stride, in, acc, MLRT__PANEL);
-            for (size_t k = 0; k < ROWS; k++) store_panel(acc + k * MLRT__PANEL, bias, y + (r + k) * y_stride + o, n);
+        for (size_t r = 0; r < blocks; r += ROWS) {
+            size_t k = rows - r < ROWS ? rows - r : ROWS;
+            for (size_t j = 0; j < ROWS; j++) xr[j] = x + (r + (j < k ? j : k - 1)) * x_stride;
+            panel_rows(w, xr, in, acc, MLRT__PANEL);
+            for (size_t j = 0; j < k; j++) store_panel(acc + j * MLRT__PANEL, bias, y + (r + j) * y_stride + o, n);
         }
     }
-    /* the last rows one at a time */
-    for (size_t r = row_blocks; r < rows; r++) {
-        const float *xr = x + r * x_stride;
+    /* a last row alone */
+    for (size_t r = single; r < rows; r++) {
+        const float *xo = x + r * x_stride;
         float *yr = y + r * y_stride;
         size_t p = p0;
         for (; p + 4 <= p1; p += 4) {
-            panels4_1row(l->w + p * panel_floats, xr, in, acc);
+            panels4_1row(l->w + p * panel_floats, xo, in, acc);
             for (size_t k = 0; k < 4; k++) {
                 size_t o = (p + k) * MLRT__PANEL;
                 store_panel(acc + k * MLRT__PANEL, l->b + o, yr + o, l->out - o < MLRT__PANEL ? l->out - o : MLRT__PANEL);
@@ -124,7 +128,7 @@ __attribute__((noinline)) void mlrt__dense_forward_range(const mlrt__dense *l, c
         }
         for (; p < p1; p++) {
             size_t o = p * MLRT__PANEL;
-            panel_1row(l->w + p * panel_floats, xr, in, acc);
+            panel_1row(l->w + p * panel_floats, xo, in, acc);
             store_panel(acc, l->b + o, yr + o, l->out - o < MLRT__PANEL ? l->out - o : MLRT__PANEL);
         }
     }

@@ -105,7 +105,10 @@ static void exercise(mlrt_model *m, const uint8_t *data, size_t size) {
         FUZZ_ASSERT(run(m, ids + r * width, mask + r * width, 1, len[r], y1, dim) == MLRT_OK, "row %zu alone refused", r);
         FUZZ_ASSERT(memcmp(y1, y + r * dim, dim * sizeof *y) == 0, "row %zu alone differs from the batch", r);
         double n2 = 0;
-        for (size_t k = 0; k < dim; k++) FUZZ_ASSERT(isfinite(y1[k]), "row %zu value %zu", r, k), n2 += (double)y1[k] * y1[k];
+        for (size_t k = 0; k < dim; k++) {
+            FUZZ_ASSERT(isfinite(y1[k]), "row %zu value %zu", r, k);
+            n2 += (double)y1[k] * y1[k];
+        }
         if (normalize) FUZZ_ASSERT(fabs(n2 - 1) < 1e-4 || n2 < 1e-20, "row %zu: |v|^2 = %g", r, n2);
     }
     free(y), free(y1);
