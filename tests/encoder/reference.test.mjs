@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import {
-  weightsDigest, streamWords, f16Bits, bf16Bits, f16ToF32, bf16ToF32, writeSafetensors, readSafetensors,
+  weightsDigest, streamWords, normals, lnUnit, cosSin2pi, f16Bits, bf16Bits, f16ToF32, bf16ToF32, writeSafetensors, readSafetensors,
   makeWeights, tensorSpecs, SHAPES,
 } from '../../tools/encoder/weights.mjs';
 import { makeFolder, PROFILES } from '../../tools/encoder/folder.mjs';
@@ -19,6 +19,18 @@ const text = (b) => JSON.parse(new TextDecoder().decode(b));
 
 test('splitmix64 gives its published sequence from state 0', () => {
   assert.deepEqual(streamWords(0n, 3), [0xe220a8397b1dcdafn, 0x6e789e6aa1b965f4n, 0x06c45d188009454fn]);
+});
+
+test('normals() is Box-Muller on the stream with lnUnit and cosSin2pi, which are ln, cos and sin', () => {
+  const key = 0xdeadbeef12345n, n = 4001, w = streamWords(key, n + 1), v = normals(key, n, 0, 1);
+  for (let i = 0; i < n; i += 2) {
+    const u1 = (Number(w[i] >> 11n) + 1) * 2 ** -53, u2 = Number(w[i + 1] >> 11n) * 2 ** -53;
+    const r = Math.sqrt(-2 * lnUnit(u1)), [c, s] = cosSin2pi(u2);
+    assert.equal(v[i], Math.fround(r * c));
+    if (i + 1 < n) assert.equal(v[i + 1], Math.fround(r * s));
+    assert.ok(Math.abs(lnUnit(u1) - Math.log(u1)) < 4e-15 && Math.abs(c - Math.cos(2 * Math.PI * u2)) < 4e-15
+      && Math.abs(s - Math.sin(2 * Math.PI * u2)) < 4e-15);
+  }
 });
 
 test('the JS generator gives the weights tests/gen/encoder.py drew (SHA-256 of every tensor)', async () => {
