@@ -2,6 +2,7 @@
 // Sentence encoders (issue 21): mlrt against onnxruntime-web, the same weights, the same token ids, one run.
 //
 //   node bench/encoder.mjs [--quick] [--json FILE] [--only mlrt,ort-1t,ort-2t,ort-q8-1t] [--models minilm,wordnet]
+//                          [--mlrt-wasm FILE]   (mlrt from that build's raw exports, until rt.loadEncoder lands)
 //
 // Models: the all-MiniLM-L6-v2 shape (random BERT-init weights from tools/encoder/, seed 6, F32,
 // 22.7M parameters) and the trained models/wordnet/ encoder (4.7M parameters, 64 positions). ORT runs
@@ -94,13 +95,68 @@ async function ortRuntime(dir, threads, file = 'model.onnx') {
 
 async function mlrtRuntime(dir) {
   const files = Object.fromEntries(FOLDER_FILES.map((n) => [n, new Uint8Array(readFileSync(path.join(dir, n)))]));
+  const wasmFile = process.env.MLRT_WASM; // --mlrt-wasm FILE: that build, through its raw exports
+  if (wasmFile) return mlrtRawRuntime(files, wasmFile);
   if (!existsSync(path.join(REPO, 'wasm/mlrt.wasm'))) throw new Error('n/a: wasm/mlrt.wasm is not built (make)');
   const t0 = performance.now();
   const { createRuntime } = await import('../wasm/mlrt.mjs');
   const rt = await createRuntime();
-  if (typeof rt.loadEncoder !== 'function') throw new Error('n/a: rt.loadEncoder is not in this build yet');
+  if (typeof rt.loadEncoder !== 'function') throw new Error('n/a: rt.loadEncoder is not in this build yet (try --mlrt-wasm FILE)');
   const enc = await rt.loadEncoder(files);
   return { startedAt: t0, embed: (ids) => enc.embedTokens({ ids }), release: () => enc.free() };
+}
+
+/** mlrt through the raw wasm exports of a build (mlrt_load_files, mlrt_run): for an encoder build whose
+ * JS API has not landed yet. Single-threaded builds only (the SIMD128 mlrt.wasm). */
+async function mlrtRawRuntime(files, wasmFile) {
+  const bytes = readFileSync(wasmFile);
+  const t0 = performance.now();
+  const module = await WebAssembly.compile(bytes);
+  const imports = {};
+  let memory;
+  for (const { module: m, name, kind } of WebAssembly.Module.imports(module)) {
+    if (kind === 'memory') { memory = new WebAssembly.Memory({ initial: 256, maximum: 32768 }); (imports[m] ??= {})[name] = memory; }
+    else (imports[m] ??= {})[name] = name === 'emscripten_resize_heap'
+      ? (req) => { const need = Math.ceil(((req >>> 0) - memory.buffer.byteLength) / 65536); if (need > 0) memory.grow(need); return 1; }
+      : name === 'emscripten_memcpy_big' ? (d, s, n) => { new Uint8Array(memory.buffer).copyWithin(d, s, s + n); return d; } : () => {};
+  }
+  const { exports: x } = await WebAssembly.instantiate(module, imports);
+  x._initialize?.();
+  const buf = () => (x.memory ?? memory).buffer;
+  const put = (b) => { const p = x.mlrt_alloc(b.length || 1); new Uint8Array(buf()).set(b, p); return p; };
+  const cstr = (s) => put(new TextEncoder().encode(s + '\0'));
+  const err = x.mlrt_alloc(324);
+  const fail = () => { const m = new Uint8Array(buf()); let e = err + 4; while (m[e]) e++; return new Error(new TextDecoder().decode(m.subarray(err + 4, e))); };
+  const names = Object.keys(files), list = x.mlrt_alloc(12 * names.length);
+  names.forEach((n, i) => {
+    const np = cstr(n), bp = put(files[n]), d = new DataView(buf());
+    d.setUint32(list + 12 * i, np, true); d.setUint32(list + 12 * i + 4, bp, true); d.setUint32(list + 12 * i + 8, files[n].length, true);
+  });
+  const model = x.mlrt_load_files(list, names.length, 0, err);
+  if (!model) throw fail();
+  const inNames = ['input_ids', 'attention_mask', 'token_type_ids'].map(cstr), desc = x.mlrt_alloc(3 * 88);
+  let cap = 0, data = [];
+  const embed = (ids) => { // mlrt_tensor: name, dtype (13 = I64), rank, dims[8] at +16, data at +80
+    const rows = ids.length, width = ids[0].length, n = rows * width;
+    if (n > cap) { for (const p of data) x.mlrt_free_ptr?.(p); cap = n; data = [0, 1, 2].map(() => x.mlrt_alloc(8 * n)); }
+    const d = new DataView(buf());
+    for (let r = 0; r < rows; r++) {
+      for (let j = 0; j < width; j++) {
+        const o = 8 * (r * width + j);
+        d.setBigInt64(data[0] + o, BigInt(ids[r][j]), true); d.setBigInt64(data[1] + o, 1n, true); d.setBigInt64(data[2] + o, 0n, true);
+      }
+    }
+    for (let k = 0; k < 3; k++) {
+      const at = desc + 88 * k;
+      d.setUint32(at, inNames[k], true); d.setUint32(at + 4, 13, true); d.setUint32(at + 8, 2, true);
+      d.setBigInt64(at + 16, BigInt(rows), true); d.setBigInt64(at + 24, BigInt(width), true); d.setUint32(at + 80, data[k], true);
+    }
+    if (x.mlrt_run(model, desc, 3, err) !== 0) throw fail();
+    const out = x.mlrt_output(model, 0), od = new DataView(buf());
+    const len = Number(od.getBigInt64(out + 16, true) * od.getBigInt64(out + 24, true)), p = od.getUint32(out + 80, true);
+    return new Float32Array(buf().slice(p, p + 4 * len));
+  };
+  return { startedAt: t0, embed, release: () => x.mlrt_free?.(model) };
 }
 
 const RUNTIMES = {
@@ -211,6 +267,7 @@ async function measure(mode, model, rid) {
 }
 
 async function main() {
+  if (value('--mlrt-wasm')) process.env.MLRT_WASM = path.resolve(value('--mlrt-wasm')); // inherited by the children
   const only = value('--only')?.split(',') ?? Object.keys(RUNTIMES);
   const models = value('--models')?.split(',') ?? Object.keys(MODELS);
   const results = {};
@@ -238,6 +295,7 @@ function report(results, models, rids) {
   const fmt = (n, d = 1) => (n == null || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
   const MiB = (kb) => kb / 1024;
   const lines = [`\n### Sentence encoders: mlrt vs onnxruntime-web (medians of ${RUNS} fresh processes; token ids in, tokenizer not timed)`];
+  if (process.env.MLRT_WASM) lines.push(`mlrt: ${path.relative(REPO, process.env.MLRT_WASM)} through its raw exports (mlrt_load_files, mlrt_run)`);
   for (const model of models) {
     const R = results[model], L = MODELS[model].lengths;
     const bare = R.bare.maxRssKB;
