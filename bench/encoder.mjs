@@ -17,8 +17,8 @@
 //   latency: median per call after a warm-up, T = 16 / 64 / 128, batch 1 and batch 8 (texts/s too), wall
 //            time and this process's CPU time per call (all threads; for 1 thread, the figure that a
 //            busy machine disturbs least).
-//   rss:     peak RSS after load + 10 batches of 8 at the longest T, and the same over a bare child that
-//            reads the same files and imports the same harness without any runtime.
+//   rss:     peak RSS after load + 10 batches of 8 at the longest T (the model's file bytes, read by the
+//            child, included), and the same over a bare Node child of this harness (no runtime, no model).
 //   wasm:    bytes of the WebAssembly modules the runtime compiled (seen by wrapping WebAssembly.*).
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -182,10 +182,9 @@ function watchWasm() { // bytes of every module compiled from here on (probes un
 
 async function child(mode, model, rid) {
   const dir = path.join(OUT, model);
-  if (mode === 'bare') { // the harness's own cost: the same files read, no runtime
-    const keep = FOLDER_FILES.map((n) => readFileSync(path.join(dir, n))).concat([readFileSync(path.join(dir, 'model.onnx'))]);
+  if (mode === 'bare') { // bare Node: this harness with no runtime and no model bytes read
     const xs = sequences(8, MODELS[model].lengths.at(-1), 3);
-    return { maxRssKB: process.resourceUsage().maxRSS, keep: keep.length + xs.length };
+    return { maxRssKB: process.resourceUsage().maxRSS, keep: xs.length };
   }
   const wasm = watchWasm();
   const first = sequences(1, 16, 1);
@@ -299,7 +298,7 @@ function report(results, models, rids) {
   for (const model of models) {
     const R = results[model], L = MODELS[model].lengths;
     const bare = R.bare.maxRssKB;
-    lines.push(`\n${MODELS[model].label}; model.safetensors ${fmt(R.modelBytes / 2 ** 20)} MiB, model.onnx ${fmt(R.onnxBytes / 2 ** 20)} MiB; bare Node + harness ${fmt(MiB(bare))} MiB\n`);
+    lines.push(`\n${MODELS[model].label}; model.safetensors ${fmt(R.modelBytes / 2 ** 20)} MiB, model.onnx ${fmt(R.onnxBytes / 2 ** 20)} MiB; bare Node ${fmt(MiB(bare))} MiB\n`);
     const cellCols = L.flatMap((T) => BATCHES.map((B) => `T=${T} b${B}`));
     lines.push(`| runtime | cold start | since process start | ${cellCols.join(' | ')} | peak RSS | RSS over bare | wasm bytes |`);
     lines.push(`|---|---:|---:|${cellCols.map(() => '---:').join('|')}|---:|---:|---:|`);
