@@ -315,9 +315,10 @@ def batches_of(inp):
 
 
 def stats(a32, a64):
-    d = np.abs(a32.astype(np.float64) - a64)
+    a = a32.astype(np.float64)
+    d = np.abs(a - a64)
     rel = d / np.maximum(np.abs(a64), 1e-3)
-    cos = (a32.astype(np.float64) * a64).sum(1) / (np.linalg.norm(a32, axis=1) * np.linalg.norm(a64, axis=1))
+    cos = (a * a64).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(a64, axis=1))
     return {'maxAbs': float(d.max()), 'maxRel': float(rel.max()), 'minCos': float(cos.min())}
 
 

@@ -45,14 +45,14 @@ class PB {
   }
 }
 
-const FLOAT = 1, INT64 = 7; // TensorProto.DataType
+const FLOAT = 1, INT8 = 3, INT64 = 7; // TensorProto.DataType
 const A_FLOAT = 1, A_INT = 2, A_INTS = 7; // AttributeProto.AttributeType
 
 /** TensorProto: dims, data_type, name, raw_data (Float32Array or BigInt64Array, little-endian). */
 function tensorProto(name, dims, data) {
   const t = new PB();
   for (const d of dims) t.int(1, d);
-  t.int(2, data instanceof BigInt64Array ? INT64 : FLOAT);
+  t.int(2, data instanceof BigInt64Array ? INT64 : data instanceof Int8Array ? INT8 : FLOAT);
   t.string(8, name);
   t.bytes(9, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   return t;
@@ -100,9 +100,12 @@ function transposed({ dims: [o, i], data }) {
 /**
  * The ONNX ModelProto bytes. weights: Map canonical name (no `bert.` prefix) -> { dims, data: Float32Array };
  * config: { hidden, heads, layers, ffn?, eps? (1e-12) }; opts: pooling 'mean' | 'cls', normalize,
- * layerNorm 'op' | 'decomposed', tokenEmbeddings (also output the last hidden state).
+ * layerNorm 'op' | 'decomposed', tokenEmbeddings (also output the last hidden state),
+ * quantize 'q8': every Linear as onnxruntime's quantize_dynamic writes it (weights int8 per tensor,
+ * symmetric, scale max|w|/127; activations DynamicQuantizeLinear uint8; MatMulInteger, Cast, Mul by
+ * the two scales), embeddings, LayerNorms and biases f32.
  */
-export function bertToOnnx(weights, config, { pooling = 'mean', normalize = true, layerNorm = 'op', tokenEmbeddings = false } = {}) {
+export function bertToOnnx(weights, config, { pooling = 'mean', normalize = true, layerNorm = 'op', tokenEmbeddings = false, quantize = null } = {}) {
   const { hidden: H, heads: A, layers: L } = config;
   const eps = config.eps ?? 1e-12, d = H / A;
   const g = new Graph();
@@ -126,7 +129,22 @@ export function bertToOnnx(weights, config, { pooling = 'mean', normalize = true
     const s = g.op('Sqrt', [g.op('Add', [v, g.init(`${p}.eps`, [], f32(eps))])]);
     return g.op('Add', [g.op('Mul', [g.op('Div', [c, s]), param(`${p}.weight`)]), param(`${p}.bias`)]);
   };
-  const linear = (x, p) => g.op('Add', [g.op('MatMul', [x, linearT(p)]), param(`${p}.bias`)]);
+  const linearQ8 = (x, p) => {
+    const t = W(`${p}.weight`), wt = transposed(t);
+    let m = 0;
+    for (const v of wt) m = Math.max(m, Math.abs(v));
+    const scale = Math.fround(m > 0 ? m / 127 : 1), q = new Int8Array(wt.length);
+    for (let k = 0; k < wt.length; k++) q[k] = Math.max(-127, Math.min(127, Math.round(wt[k] / scale)));
+    const wq = g.init(`${p}.weight_T_q8`, [t.dims[1], t.dims[0]], q);
+    const [xq, xs, xz] = ['q', 's', 'z'].map((k) => `${p}.x_${k}`);
+    const node = new PB();
+    node.string(1, x).string(2, xq).string(2, xs).string(2, xz).string(3, `${p}.dql_node`).string(4, 'DynamicQuantizeLinear');
+    g.nodes.push(node);
+    const mm = g.op('MatMulInteger', [xq, wq, xz, g.init(`${p}.w_zero`, [], Int8Array.of(0))]);
+    const scaled = g.op('Mul', [g.op('Cast', [mm], { to: FLOAT }), g.op('Mul', [xs, g.init(`${p}.w_scale`, [], f32(scale))])]);
+    return g.op('Add', [scaled, param(`${p}.bias`)]);
+  };
+  const linear = quantize === 'q8' ? linearQ8 : (x, p) => g.op('Add', [g.op('MatMul', [x, linearT(p)]), param(`${p}.bias`)]);
 
   // embeddings: (word[ids] + type[types]) + position[0..T), LayerNorm
   const seqLen = g.op('Slice', [g.op('Shape', ['input_ids']), g.init('i1', [1], i64(1)), g.init('i2', [1], i64(2))]); // [T]

@@ -158,23 +158,15 @@ export function lnUnit(x) {
   return e * LN2 + 2 * s * p;
 }
 
-let cosOut = 0, sinOut = 0; // results of cosSin2pi
-
-/** cos 2πu, sin 2πu (into cosOut, sinOut) for u in [0, 1): quadrant q = floor(4u + ½),
- * a = (4u − q)·π/2, |a| ≤ π/4, Taylor series of sin a and cos a to a^21 / a^20. */
-function cosSin2piInto(u) {
+/** [cos 2πu, sin 2πu] for u in [0, 1): quadrant q = floor(4u + ½), a = (4u − q)·π/2, |a| ≤ π/4,
+ * Taylor series of sin a and cos a to a^21 / a^20. (normals() has the same arithmetic written out.) */
+export function cosSin2pi(u) {
   const t = 4 * u, q = Math.floor(t + 0.5), a = (t - q) * HALF_PI, z = a * a;
   let s = SIN_C[10], c = COS_C[10];
   for (let k = 9; k >= 0; k--) { s = s * z + SIN_C[k]; c = c * z + COS_C[k]; }
   s = a * s;
-  switch (q & 3) {
-    case 0: cosOut = c; sinOut = s; break;
-    case 1: cosOut = -s; sinOut = c; break;
-    case 2: cosOut = -c; sinOut = -s; break;
-    default: cosOut = s; sinOut = -c;
-  }
+  return [[c, s], [-s, c], [-c, -s], [s, -c]][q & 3];
 }
-export function cosSin2pi(u) { cosSin2piInto(u); return [cosOut, sinOut]; }
 
 const TWO_M53 = 2 ** -53, TWO_32 = 2 ** 32;
 const [L0, L1, L2, L3, L4, L5, L6, L7, L8, L9, L10, L11, L12] = LOG_C;
