@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // search-bench.mjs — POST /search under bare workerd: CPU time per query and the isolate's memory.
 //
-//   node edge/search-bench.mjs [--batches 10] [--per-batch 200] [--json FILE]
+//   node edge/search-bench.mjs [--batches 10] [--per-batch 200] [--scoring mlrt|js] [--json FILE]
 //
 // One workerd process serving the MODEL=wordnet bundle on 127.0.0.1, queried one request at a
 // time (no concurrency) with held-out WordNet definitions (models/wordnet/heldout.jsonl).
@@ -43,7 +43,7 @@ async function post(base, query) {
 const held = readFileSync(new URL('../models/wordnet/heldout.jsonl', import.meta.url), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).definition);
 
 const digits = await startEdge({ backend: 'workerd' });
-const words = await startEdge({ backend: 'workerd', model: 'wordnet' });
+const words = await startEdge({ backend: 'workerd', model: 'wordnet', scoring: opt('--scoring', 'mlrt') });
 try {
   await new Promise((r) => setTimeout(r, 500));
   const rss = { digitsStart: rssBytes(digits.pid), wordsStart: rssBytes(words.pid) };
@@ -71,7 +71,7 @@ try {
     wallMs: { median: median(wall), p99: quantile(wall, 0.99) },
     rss, wasmMemoryBytes: info.search.wasmMemoryBytes, bundleBytes: info.search.bundleBytes, index: info.search.index, build: info.search.runtime.build,
   };
-  console.log(`POST /search under bare workerd (${out.build}), ${out.queries} sequential queries after a warm-up of 100:`);
+  console.log(`POST /search under bare workerd (${out.build}; the index scored by ${out.index.scoring}), ${out.queries} sequential queries after a warm-up of 100:`);
   console.log('| measure | value |');
   console.log('|---|---:|');
   console.log(`| CPU per query, median of ${BATCHES} batch means (range) | ${out.cpuMsPerQuery.median.toFixed(1)} ms (${out.cpuMsPerQuery.min.toFixed(1)}–${out.cpuMsPerQuery.max.toFixed(1)}) |`);

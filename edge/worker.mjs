@@ -212,14 +212,13 @@ async function loadWords(cfg) {
     if (sha256 !== index.modelSha256) {
       throw new Error(`the lemma index was made with another model (model SHA-256 ${index.modelSha256.slice(0, 16)}…, model.safetensors is ${sha256.slice(0, 16)}…)`);
     }
-    const rt = await runtime(cfg);
+    // One runtime for the encoder and the scan, to stay well inside an isolate's 128 MB: the
+    // SIMD128 build under MLRT_BUILD=auto (its Q8 kernel reads the query as int16; the relaxed
+    // build's 7-bit inputs move near-ties in the ranking), else the build MLRT_BUILD names.
+    const rt = await runtime(cfg.build === 'auto' ? { ...cfg, build: simdSupported() ? 'simd' : 'scalar' } : cfg);
     const encoder = await rt.loadEncoder(encoderFiles);
     if (encoder.info.dim !== index.dim) throw new Error(`the lemma index has ${index.dim} dimensions, the encoder ${encoder.info.dim}`);
-    // The scan on mlrt's Q8 kernels: on the SIMD128 build (int16 inputs) when the encoder runs the
-    // relaxed one (7-bit inputs, which move near-ties), as the demo page does.
-    if (cfg.scoring === 'mlrt' && index.dtype === 'q8') {
-      index.useRuntime(rt.build.relaxed ? await createRuntime({ wasm: simdWasm, simd: true, relaxed: false }) : rt);
-    }
+    if (cfg.scoring === 'mlrt' && index.dtype === 'q8') index.useRuntime(rt); // the scan on mlrt's Q8 kernels
     const build = buildName(rt);
     return {
       encoder, index, rt,

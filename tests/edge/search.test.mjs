@@ -47,9 +47,10 @@ describe('POST /search (MODEL=wordnet)', { skip }, () => {
   let words, digits, encoder, index, queries;
 
   before(async () => {
-    encoder = await rt.loadEncoder(readEncoderFiles());
-    // scored by mlrt's SIMD128 build, as the worker does when it runs the relaxed build
-    index = readIndex(new Uint8Array(readFileSync(INDEX))).useRuntime(await createRuntime({ relaxed: false }));
+    // the worker runs the encoder and the scan on the SIMD128 build (MLRT_BUILD=auto)
+    const simd = await createRuntime({ relaxed: false });
+    encoder = simd.loadEncoder(readEncoderFiles());
+    index = readIndex(new Uint8Array(readFileSync(INDEX))).useRuntime(simd);
     const held = readHeldout(readLemmas());
     queries = ['a small boat pulled by a larger one', 'feeling or showing great happiness', 'Café au lait, naïve résumé!',
       ...held.filter((_, i) => i % 300 === 0).map((h) => h.definition)];
@@ -87,6 +88,7 @@ describe('POST /search (MODEL=wordnet)', { skip }, () => {
       assert.equal(info.json.search.index.count, index.count);
       assert.equal(info.json.search.index.dtype, 'q8');
       assert.equal(info.json.search.index.scoring, 'mlrt');
+      assert.equal(info.json.search.runtime.build, 'simd');
       assert.equal(info.json.search.encoder.dim, 128);
       assert.deepEqual(info.json.search.limits, { maxBodyBytes: 16384, maxQueryChars: 1000, maxK: 100 });
     } finally {
