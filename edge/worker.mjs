@@ -259,7 +259,6 @@ function parseSearch(bytes) {
 // {"texts": [string, ...]} -> texts, or a 4xx naming what is wrong (the token counts are checked later,
 // with the model's tokenizer).
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const LONE_SURROGATE_G = new RegExp(LONE_SURROGATE.source, 'g');
 function parseEmbed(bytes) {
   const v = parseJson(bytes);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
@@ -497,7 +496,7 @@ async function handle(request, env) {
     const bytes = await readBody(request, Math.min(cfg.maxBody, SEARCH_MAX_BODY_BYTES));
     const { query, k } = parseSearch(bytes);
     const w = await getWords(cfg);
-    const x = w.encoder.embed(query.replace(LONE_SURROGATE_G, '\ufffd')); // (not text: mlrt refuses it; as a UTF-8 encoder writes it)
+    const x = w.encoder.embed(query); // (lone surrogates were refused above)
     const results = w.index.search(x, k).map(({ word, score }) => ({ word, score }));
     searches++;
     return json({ results, model: w.tag });
