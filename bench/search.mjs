@@ -159,15 +159,15 @@ async function main() {
   const browser = await runChromium(models);
   const lines = [`## Text queries: the reverse dictionary beside the MiniLM shape — ${N_QUERIES} held-out WordNet definitions, medians of ${RUNS} fresh processes / pages`, '',
     `Node ${process.version}; Chromium ${browser.version ?? 'n/a'}. A query: enc.embed(text) (tokenizer + encoder), then for the reverse dictionary the top 10 of 147,306 words.`, '',
-    '| model | where | build | load ms (encoder · index) | tokens + embedding, ms | search, ms | query total, ms (median · p90) |',
-    '|:---|:---|:---|---:|---:|---:|---:|'];
+    '| model | where | build | tokens per query (mean) | load ms (encoder · index) | tokens + embedding, ms | search, ms | query total, ms (median · p90) |',
+    '|:---|:---|:---|---:|---:|---:|---:|---:|'];
   for (const model of Object.keys(MODELS)) {
     for (const [where, res] of [['Node', node[model]], ['Chromium', browser[model]]]) {
       if (!res) {
-        lines.push(`| ${MODELS[model].label} | ${where} | n/a | | | | |`);
+        lines.push(`| ${MODELS[model].label} | ${where} | n/a | | | | | |`);
         continue;
       }
-      lines.push(`| ${MODELS[model].label} | ${where} | ${res.build} | ${fmt(res.loadMs, 0)} · ${res.indexMs == null ? '–' : fmt(res.indexMs, 0)} | ${fmt(res.embedMs)} | ${res.searchMs == null ? '–' : fmt(res.searchMs)} | ${fmt(res.totalMs)} · ${fmt(res.totalP90Ms)} |`);
+      lines.push(`| ${MODELS[model].label} | ${where} | ${res.build} | ${fmt(res.meanTokens, 1)} | ${fmt(res.loadMs, 0)} · ${res.indexMs == null ? '–' : fmt(res.indexMs, 0)} | ${fmt(res.embedMs)} | ${res.searchMs == null ? '–' : fmt(res.searchMs)} | ${fmt(res.totalMs)} · ${fmt(res.totalP90Ms)} |`);
     }
   }
   if (skipped.length) lines.push('', `n/a: ${skipped.map((m) => `${m} (${MODELS[m].dir}${MODELS[m].index ? ` or ${MODELS[m].index}` : ''} missing${m === 'wordnet' ? ': run `make wordnet-index`' : ''})`).join('; ')}`);
