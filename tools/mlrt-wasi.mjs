@@ -3,6 +3,7 @@
 //   npx mlrt-wasi inspect model.safetensors
 //   npx mlrt-wasi predict model.bin input.json
 //   npx mlrt-wasi tokenize tokenizer.json "some text"
+//   npx mlrt-wasi embed models/wordnet "some text"
 // Files are reachable through a preopen of the current directory (and of each file's
 // directory when given by absolute path), so the sandbox sees only what it is handed.
 import { readFile } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import { WASI } from 'node:wasi';
 
 const args = process.argv.slice(2);
 const preopens = { '/cwd': process.cwd() };
-const isText = (i) => args[0] === 'tokenize' && i === 2 && args[2] !== '--input'; // mlrt tokenize TOK TEXT
+const isText = (i) => (args[0] === 'tokenize' || args[0] === 'embed') && i === 2 && args[2] !== '--input'; // mlrt tokenize TOK TEXT
 const mapped = args.map((a, i) => {
   if (i === 0 || a.startsWith('-') || isText(i)) return a;
   const abs = path.resolve(a);

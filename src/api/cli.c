@@ -7,6 +7,8 @@
  *                              classifier's stored class label, KMeans' nearest centroid)
  *   mlrt tokenize TOK TEXT     TOK: a tokenizer.json, a vocab.txt or a model folder; prints
  *   mlrt tokenize TOK --input FILE     {"ids":[...],"tokens":[...]} per text (FILE: one per line)
+ *   mlrt embed MODEL TEXT      MODEL: an encoder's folder, or an .apr with its folder's other files
+ *   mlrt embed MODEL --input FILE      beside it; prints each text's embedding as a JSON array
  * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
 #include "../codecs/codecs.h"
 #include <stdio.h>
@@ -223,7 +225,60 @@ static int cmd_tokenize(const char *tok_path, const char *text, const char *inpu
     mlrt_tokenizer_free(t);
     return rc;
 }
-/* ---- end of text ---- */
+/* ---- sentence encoders: embed (issue 21) ---- */
+
+static int embed_line(mlrt_model *m, const char *s, size_t n, float *v, size_t dim) {
+    mlrt_error e;
+    if (mlrt_embed(m, s, &n, 1, v, &e)) return fail(&e);
+    print_floats(v, dim);
+    putchar('\n');
+    return 0;
+}
+
+static int cmd_embed(const char *model, const char *text, const char *input) {
+    static const char *const names[] = {"model.safetensors", "config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json",
+                                        "modules.json", "1_Pooling/config.json", "sentence_bert_config.json"};
+    enum { N = sizeof names / sizeof *names };
+    mlrt_file files[N + 1];
+    uint8_t *bytes[N + 1] = {0};
+    size_t n = 0, len, at = strlen(model);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", model);
+    bool apr = at > 4 && !strcmp(model + at - 4, ".apr");
+    if (apr) { /* its folder's other files */
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        else snprintf(dir, sizeof dir, ".");
+        if (!(bytes[n] = read_file(model, &len))) return 1;
+        files[n++] = (mlrt_file){"model.apr", bytes[n - 1], len};
+    }
+    for (size_t k = apr; k < N; k++)
+        if ((bytes[n] = read_in(dir, names[k], &len))) files[n] = (mlrt_file){names[k], bytes[n], len}, n++;
+    mlrt_error e;
+    mlrt_model *m = mlrt_load_files(files, n, NULL, &e);
+    for (size_t k = 0; k < n; k++) free(bytes[k]);
+    if (!m) return fail(&e);
+    size_t dim = mlrt_output_count(m) ? (size_t)mlrt_output(m, 0)->dims[1] : 0;
+    float *v = malloc((dim ? dim : 1) * sizeof *v);
+    int rc = !v || mlrt_model_kind(m) != MLRT_KIND_ENCODER;
+    if (rc) fprintf(stderr, "mlrt: %s: not an encoder\n", model);
+    else if (text) rc = embed_line(m, text, strlen(text), v, dim);
+    else {
+        uint8_t *all = read_file(input, &len);
+        rc = !all;
+        for (size_t i = 0; all && i < len && !rc;) {
+            const uint8_t *nl = memchr(all + i, '\n', len - i);
+            size_t end = nl ? (size_t)(nl - all) : len, k = end - i;
+            if (k && all[i + k - 1] == '\r') k--;
+            rc = embed_line(m, (const char *)all + i, k, v, dim);
+            i = end + 1;
+        }
+        free(all);
+    }
+    free(v);
+    mlrt_free(m);
+    return rc;
+}
 
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "inspect") == 0) return cmd_inspect(argv[2]);
@@ -231,7 +286,10 @@ int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "labels") == 0) return cmd_predict(argv[2], argv[3], true);
     if (argc == 4 && strcmp(argv[1], "tokenize") == 0 && strcmp(argv[3], "--input") != 0) return cmd_tokenize(argv[2], argv[3], NULL);
     if (argc == 5 && strcmp(argv[1], "tokenize") == 0 && strcmp(argv[3], "--input") == 0) return cmd_tokenize(argv[2], NULL, argv[4]);
+    if (argc == 4 && strcmp(argv[1], "embed") == 0 && strcmp(argv[3], "--input") != 0) return cmd_embed(argv[2], argv[3], NULL);
+    if (argc == 5 && strcmp(argv[1], "embed") == 0 && strcmp(argv[3], "--input") == 0) return cmd_embed(argv[2], NULL, argv[4]);
     fprintf(stderr, "usage: mlrt inspect FILE\n       mlrt predict FILE INPUT   (INPUT: raw f32 LE or a JSON array)\n"
-                    "       mlrt labels FILE INPUT\n       mlrt tokenize TOKENIZER TEXT | --input FILE\n");
+                    "       mlrt labels FILE INPUT\n       mlrt tokenize TOKENIZER TEXT | --input FILE\n"
+                    "       mlrt embed MODEL TEXT | --input FILE   (MODEL: an encoder's folder, or an .apr beside its files)\n");
     return 2;
 }
