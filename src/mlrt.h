@@ -157,8 +157,9 @@ mlrt_status mlrt_predict_batch(mlrt_model *model, const float *in, size_t n, flo
 mlrt_status mlrt_predict_labels(mlrt_model *model, const float *in, size_t n, uint32_t *labels, mlrt_error *err);
 /* A model that shares `model`'s weights but has scratch of its own, so that it can run
  * mlrt_predict_batch on another thread at the same time (rows give the same bits in either).
- * Dense models (mlp, linear and logistic regression, f32 or quantized); others are
- * MLRT_ERR_UNSUPPORTED. Free it with mlrt_free before the model it came from. */
+ * Dense models (mlp, linear and logistic regression, f32 or quantized) and encoders (mlrt_run on
+ * a fork; it has no tokenizer); others are MLRT_ERR_UNSUPPORTED. Free it with mlrt_free before the
+ * model it came from. */
 mlrt_model *mlrt_model_fork(const mlrt_model *model, mlrt_error *err);
 /* Layer i of a dense model on `rows` rows, x [rows][its inputs] -> y [rows][its outputs], outputs
  * [o0, o1) only: one thread's share of a large layer, on the model or a fork. o0 is a multiple of

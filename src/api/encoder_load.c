@@ -5,26 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The tokenizer files of the Transformer's folder dir, named as mlrt_tokenizer_load wants them: NULL
- * (and no error) when there are none. */
-static mlrt_tokenizer *tokenizer(const mlrt_file *files, size_t n, const char *dir, mlrt_error *err, bool *failed) {
-    static const char *const names[3] = {"tokenizer.json", "vocab.txt", "tokenizer_config.json"};
-    mlrt_file tf[3];
-    size_t k = 0, dl = strlen(dir);
+/* The folder's tokenizer (tokenizer.json, or vocab.txt and tokenizer_config.json), or NULL (and no error)
+ * when it has none. */
+static mlrt_tokenizer *tokenizer(const mlrt_file *files, size_t n, mlrt_error *err, bool *failed) {
     bool any = false;
-    for (size_t i = 0; i < n; i++) {
-        const char *f = files[i].name;
-        if (!f || strncmp(f, dir, dl)) continue;
-        for (int j = 0; j < 3; j++) {
-            if (strcmp(f + dl, names[j])) continue;
-            if (k == 3) break; /* (a name given twice: mlrt_tokenizer_load says so) */
-            tf[k] = files[i], tf[k++].name = names[j];
-            any |= j < 2;
-        }
-    }
-    if (!any) return NULL;
-    mlrt_tokenizer *t = mlrt_tokenizer_load(tf, k, err);
-    *failed = !t;
+    for (size_t i = 0; i < n; i++) any |= !strcmp(files[i].name, "tokenizer.json") || !strcmp(files[i].name, "vocab.txt");
+    mlrt_tokenizer *t = any ? mlrt_tokenizer_load(files, n, err) : NULL;
+    *failed = any && !t;
     return t;
 }
 
@@ -56,7 +43,7 @@ mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_op
     }
     if (!st && options && options->expect)
         st = mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load_files: expected %s but the files hold a BERT encoder", options->expect);
-    mlrt_tokenizer *tok = st ? NULL : tokenizer(files, n, d.dir, err, &failed);
+    mlrt_tokenizer *tok = st ? NULL : tokenizer(files, n, err, &failed);
     mlrt_model *m = st || failed ? NULL : mlrt__build_encoder(&d, tok, err);
     mlrt__enc_desc_free(&d);
     mlrt__tensorset_free(&ts);

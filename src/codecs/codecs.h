@@ -38,7 +38,7 @@ void mlrt__json_free(mlrt__json_doc *doc);
 
 /* A non-negative integer written without sign, fraction or exponent, that fits in u64. */
 bool mlrt__json_u64(const mlrt__json *v, uint64_t *out);
-/* Any number as a double (correctly rounded when it has at most 17 significant digits and a decimal
+/* Any number as a double (correctly rounded when it has at most 15 significant digits and a decimal
  * exponent within +-22; overflow gives an infinity). */
 bool mlrt__json_f64(const mlrt__json *v, double *out);
 const mlrt__json *mlrt__json_get(const mlrt__json *obj, const char *key);

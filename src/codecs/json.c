@@ -277,37 +277,22 @@ bool mlrt__json_u64(const mlrt__json *v, uint64_t *out) {
     return true;
 }
 
-/* Decimal digits to double: m x 10^e with m < 2^53 and |e| <= 22 is one correctly rounded multiply or
- * divide of exact values (both are exact doubles); other numbers, far from what config files hold,
- * are scaled a power of ten at a time (within a few ulps). */
+/* Decimal digits to double: m / 10^-e or m x 10^e, m and 10^|e| exact doubles (at most 15 digits, |e| <= 22:
+ * one correctly rounded operation, as config files' numbers are); other numbers within a few ulps. */
 bool mlrt__json_f64(const mlrt__json *v, double *out) {
     if (!v || v->type != MLRT__JSON_NUMBER || v->len == 0) return false;
     const char *s = v->str, *end = s + v->len;
-    bool neg = *s == '-';
-    s += neg;
-    uint64_t m = 0;
-    long e = 0, ex = 0;
+    double m = 0.0, p = 1.0, sign = *s == '-' ? (s++, -1.0) : 1.0;
+    long e = 0, x = 0, es = 1;
     bool frac = false;
-    for (; s < end && *s != 'e' && *s != 'E'; s++) {
-        if (*s == '.') { frac = true; continue; }
-        if (m < 100000000000000000ull) m = m * 10 + (uint64_t)(*s - '0'), e -= frac;
-        else e += !frac;                               /* digits past 17: dropped, counted */
-    }
-    if (s < end) {                                     /* the parser checked the grammar: e[+-]digits */
-        bool eneg = *++s == '-';
-        s += *s == '-' || *s == '+';
-        for (; s < end; s++) ex = ex < 100000 ? ex * 10 + (*s - '0') : ex;
-        e += eneg ? -ex : ex;
-    }
-    double x = (double)m, p = 1.0;
-    if (m < (1ull << 53) && e >= -22 && e <= 22) {
-        for (long k = 0; k < (e < 0 ? -e : e); k++) p *= 10.0;
-        x = e < 0 ? x / p : x * p;
-    } else {
-        for (; e > 0 && x < 1e308; e--) x *= 10.0;
-        for (; e < 0 && x > 0.0; e++) x /= 10.0;
-    }
-    *out = neg ? -x : x;
+    for (; s < end && *s != 'e' && *s != 'E'; s++) /* (the parser checked the grammar) */
+        if (*s == '.') frac = true;
+        else m = m * 10.0 + (*s - '0'), e -= frac;
+    if (s < end && *++s == '-') es = -1;
+    for (; s < end; s++) if (*s >= '0' && *s <= '9' && x < 100000) x = x * 10 + (*s - '0');
+    e += es * x;
+    for (long k = e < 0 ? -e : e; k > 0 && p < 1e308; k--) p *= 10.0;
+    *out = sign * (e < 0 ? m / p : m * p);
     return true;
 }
 

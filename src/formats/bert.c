@@ -1,14 +1,12 @@
 /* formats/bert.c — a BERT-family sentence encoder's folder (Hugging Face / sentence-transformers) or
  * aprender .apr v2 file, read into an encoder description (ir/ir.h, mlrt__enc_desc).
  *
- *   modules.json                 [{idx, name, path, type}]: Transformer (path: where the model's
- *                                files are, "" or "0_Transformer"), then Pooling, then Normalize
- *   <dir>config.json             BertConfig: sizes, hidden_act "gelu", absolute positions, no decoder
- *   <dir>model.safetensors       the tensors, with or without the "bert." prefix
- *   <dir>model.apr               .apr v2 (`apr import --arch bert`): the same names, sizes in metadata
- *   <dir>sentence_bert_config.json  max_seq_length, do_lower_case
- *   <dir>tokenizer_config.json   model_max_length (the maximum length without sentence_bert_config)
- *   <pooling>/config.json        pooling_mode_* flags (or pooling_mode), word_embedding_dimension
+ *   modules.json                 [{idx, name, path, type}]: Transformer (path ""), then Pooling, then Normalize
+ *   config.json                  BertConfig: sizes, hidden_act "gelu", absolute positions, no decoder
+ *   model.safetensors            the tensors, with or without the "bert." prefix
+ *   model.apr                    .apr v2 (`apr import --arch bert`): the same names, sizes in metadata
+ *   sentence_bert_config.json    max_seq_length (else max_position_embeddings), do_lower_case
+ *   <pooling>/config.json        pooling_mode_* flags, word_embedding_dimension
  * Missing config fields take BertConfig's defaults, as transformers does; every present field must
  * have its type, and the tensors must have the shapes the config gives. Tensors the forward pass
  * does not use (pooler.*, embeddings.position_ids, cls.*) are listed in info, not refused. */
@@ -22,7 +20,6 @@
 typedef struct ctx {
     const mlrt_file *files;
     size_t n;
-    const char *dir;                /* "" or "0_Transformer/" */
     const uint8_t *data;            /* the weights file's data section */
     const mlrt__tensorset *ts;
     const char *prefix;             /* "" or "bert." */
@@ -36,10 +33,10 @@ typedef struct ctx {
 
 /* The file dir + name, or NULL. */
 static const mlrt_file *find_file(const ctx *c, const char *dir, const char *name) {
-    size_t dl = strlen(dir), nl = strlen(name);
+    size_t dl = strlen(dir);
     for (size_t i = 0; i < c->n; i++) {
         const char *f = c->files[i].name;
-        if (f && strlen(f) == dl + nl && memcmp(f, dir, dl) == 0 && memcmp(f + dl, name, nl) == 0) return &c->files[i];
+        if (!strncmp(f, dir, dl) && !strcmp(f + dl, name)) return &c->files[i];
     }
     return NULL;
 }
@@ -186,7 +183,7 @@ static bool has_dotdot(const char *p) {
 }
 
 /* modules.json: where the Transformer's files are, the Pooling module's path, Normalize. */
-static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir, bool *normalize, mlrt_error *err) {
+static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, bool *normalize, mlrt_error *err) {
     static const uint8_t none[1] = {0};
     mlrt__json_doc doc;
     mlrt_status st = mlrt__json_parse(f->bytes ? f->bytes : none, f->len, f->name, &doc, err);
@@ -212,26 +209,26 @@ static mlrt_status read_modules(const mlrt_file *f, char **dir, char **pool_dir,
             break;
         }
         const char *t = strncmp(type, ST_PREFIX, strlen(ST_PREFIX)) == 0 ? type + strlen(ST_PREFIX) : "";
-        int want = !strcmp(t, "Transformer") || !strcmp(t, "BERT") ? 1 : !strcmp(t, "Pooling") ? 2 : !strcmp(t, "Normalize") ? 3 : 0;
+        int want = !strcmp(t, "Transformer") ? 1 : !strcmp(t, "Pooling") ? 2 : !strcmp(t, "Normalize") ? 3 : 0;
         if (!want) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: type '%s' is not supported (Transformer, Pooling, Normalize)", i, type);
         else if (want != stage + 1)
             st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected Transformer, Pooling[, Normalize] in that order", i, t);
+        else if (want == 1 && path[0])
+            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module 0: path '%s': the Transformer's files must be at the top of the folder", path);
         else if (has_dotdot(path) || path[0] == '/')
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: path '%s' is not a folder of the model", i, path);
-        else if (want < 3) {
+        else if (want == 2) {
             size_t n = strlen(path);
             char *p = malloc(n + 2);
             if (!p) { st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file); break; }
             memcpy(p, path, n);
             p[n] = '/', p[n + 1] = 0;
-            if (!n || path[n - 1] == '/') p[n] = 0;
-            *(want == 1 ? dir : pool_dir) = p;
+            *pool_dir = p;
         }
         stage = want;
         *normalize = want == 3;
     }
-    if (!st && stage < 2)
-        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer");
+    if (!st && stage < 2) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer");
     mlrt__json_free(&doc);
     return st;
 }
@@ -241,11 +238,10 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
     static const char *const flags[6] = {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
                                          "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
                                          "pooling_mode_lasttoken"};
-    static const char *const names[6] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
     mlrt__json_doc doc;
     mlrt_status st = parse_object(f, &doc, err);
     if (st) return st;
-    const char *file = f->name, *mode = NULL;
+    const char *file = f->name;
     uint32_t dim = hidden;
     bool include = true;
     *modes = MLRT__EPOOL_MEAN; /* the constructor's defaults */
@@ -256,16 +252,8 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
         if (i < 6) {
             if (!(st = get_bool(doc.root, file, flags[i], &on, err))) *modes = on ? *modes | 1u << i : *modes & ~(1u << i);
         } else if (!strcmp(k->key, "word_embedding_dimension")) st = get_uint(doc.root, file, k->key, 1, MLRT__MAX_DIM, &dim, err);
-        else if (!strcmp(k->key, "pooling_mode")) st = get_str(doc.root, file, k->key, true, &mode, err);
         else if (!strcmp(k->key, "include_prompt")) st = get_bool(doc.root, file, k->key, &include, err);
         else st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
-    }
-    if (!st && mode) { /* pooling_mode names the one mode, as sentence-transformers reads it */
-        int i = 0;
-        while (i < 6 && strcmp(mode, names[i]) && !(i == 3 && !strcmp(mode, "mean_sqrt_len"))) i++;
-        if (i == 6) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "pooling_mode '%s' is not one of cls, max, mean, "
-                                       "mean_sqrt_len_tokens, weightedmean, lasttoken", mode);
-        *modes = 1u << i;
     }
     if (!st && dim != hidden)
         st = mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, file, "word_embedding_dimension is %u but the model's hidden size is %u", dim, hidden);
@@ -274,29 +262,19 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
     return st;
 }
 
-/* sentence_bert_config.json and tokenizer_config.json: the maximum length, lowercasing. */
+/* sentence_bert_config.json: the maximum length, lowercasing. */
 static mlrt_status read_lengths(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
-    const mlrt_file *f = find_file(c, c->dir, "sentence_bert_config.json");
+    const mlrt_file *f = find_file(c, "", "sentence_bert_config.json");
     mlrt__json_doc doc;
-    mlrt_status st = MLRT_OK;
     d->max_length = positions;
-    if (f) {
-        if ((st = parse_object(f, &doc, err))) return st;
-        st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
-        if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
-        mlrt__json_free(&doc);
-        if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
-            mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
-        return st;
-    }
-    if (!(f = find_file(c, c->dir, "tokenizer_config.json"))) return MLRT_OK;
-    if ((st = parse_object(f, &doc, err))) return st;
-    uint64_t x;
-    const mlrt__json *v = mlrt__json_get(doc.root, "model_max_length"); /* a huge float means "no limit" */
-    if (v && v->type != MLRT__JSON_NUMBER && v->type != MLRT__JSON_NULL)
-        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "model_max_length: expected a number, got %s", mlrt__json_type_name(v->type));
-    else if (v && mlrt__json_u64(v, &x) && x >= 1 && x < positions) d->max_length = (uint32_t)x;
+    if (!f) return MLRT_OK;
+    mlrt_status st = parse_object(f, &doc, err);
+    if (st) return st;
+    st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
+    if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
     mlrt__json_free(&doc);
+    if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
+        mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
     return st;
 }
 
@@ -389,13 +367,12 @@ bool mlrt__is_bert(const mlrt__tensorset *ts) {
 /* The weights file: its tensors read into ts, checked to be a BERT encoder's (*bert). */
 static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **wf, bool *bert, mlrt_error *err) {
     static const uint8_t none[8] = {0};
-    const mlrt_file *f = find_file(c, c->dir, "model.safetensors");
+    const mlrt_file *f = find_file(c, "", "model.safetensors");
     bool apr = !f;
-    if (!f) f = find_file(c, c->dir, "model.apr");
-    if (!f && find_file(c, c->dir, "pytorch_model.bin"))
+    if (!f) f = find_file(c, "", "model.apr");
+    if (!f && find_file(c, "", "pytorch_model.bin"))
         return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "load_files: pytorch_model.bin is not read: give model.safetensors");
-    if (!f) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: no %smodel.safetensors or %smodel.apr among the %zu files",
-                              c->dir, c->dir, c->n);
+    if (!f) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: no model.safetensors or model.apr among the %zu files", c->n);
     const uint8_t *b = f->bytes ? f->bytes : none;
     mlrt_status st;
     if (apr && (f->len < 4 || (memcmp(b, "APR\0", 4) && memcmp(b, "APR2", 4))))
@@ -411,14 +388,14 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
 }
 
 static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
-    const mlrt_file *f = find_file(c, c->dir, "config.json");
+    const mlrt_file *f = find_file(c, "", "config.json");
     mlrt_status st = MLRT_OK;
     if (f) {
         *cf = (config){768, 12, 12, 3072, 30522, 512, 2, 1e-12, "BertModel", false}; /* BertConfig's defaults */
         st = read_config(f, cf, err);
         cf->have_heads = true;
     } else if (c->ts->format != MLRT_FORMAT_APR) {
-        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %sconfig.json is missing", c->dir);
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: config.json is missing");
     }
     if (!st && c->ts->format == MLRT_FORMAT_APR) st = read_apr_metadata(c->ts, f != NULL, cf, err);
     if (st) return st;
@@ -491,12 +468,10 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     memset(ts, 0, sizeof *ts);
     memset(d, 0, sizeof *d);
     *bert = false;
-    ctx c = {files, n, "", NULL, NULL, "", "load_files", NULL, d, err};
+    ctx c = {files, n, NULL, NULL, "", "load_files", NULL, d, err};
     char *pool_dir = NULL;
     const mlrt_file *mod = find_file(&c, "", "modules.json"), *wf = NULL;
-    mlrt_status st = mod ? read_modules(mod, &d->dir, &pool_dir, &d->normalize, err) : MLRT_OK;
-    if (!st && !d->dir && !(d->dir = calloc(1, 1))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
-    if (!st) c.dir = d->dir;
+    mlrt_status st = mod ? read_modules(mod, &pool_dir, &d->normalize, err) : MLRT_OK;
     config cf = {0};
     if (!st) st = read_weights(&c, ts, &wf, bert, err);
     if (!st) st = read_config_files(&c, &cf, err);

@@ -155,7 +155,7 @@ typedef struct mlrt__enc_layer {
 } mlrt__enc_layer;
 
 /* A BERT encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
- * the weights file), pooling. Owns layer, facts_json and unused_json; borrows ts. */
+ * the weights file), pooling. Owns layer and facts_json; borrows ts. */
 typedef struct mlrt__enc_desc {
     mlrt_format format;
     const mlrt__tensorset *ts;      /* the weights file's metadata, for info */
@@ -169,7 +169,6 @@ typedef struct mlrt__enc_desc {
     mlrt__enc_src word, pos, type, ln_w, ln_b; /* [vocab][hidden], [positions][hidden], [types][hidden], [hidden] */
     mlrt__enc_layer *layer;         /* [layers] */
     char *facts_json;               /* the members of info the files give ("architecture":...,"unusedTensors":[...]) */
-    char *dir;                      /* where the Transformer module's files are ("" or "0_Transformer/"), owned */
 } mlrt__enc_desc;
 void mlrt__enc_desc_free(mlrt__enc_desc *d);
 

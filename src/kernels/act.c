@@ -223,10 +223,30 @@ __attribute__((noinline)) void mlrt__activate(mlrt_activation act, float *y, siz
     mlrt__act_apply(&a, y, y, n);
 }
 
-/* ------------------------------------------------------------------ GELU, four at a time (encoders) */
+/* ------------------------------------------------------------------ exp and GELU, four at a time (encoders) */
+
+/* x = k ln2 + r, |r| <= ln2 / 2, e^r = 1 + r + r^2 P(r), P of degree 4 fitted to it
+ * (tools/fit/encoder_fits.py), times 2^k from the exponent bits. Plain multiplies and adds, never
+ * fused: the same bits in every build (the relaxed one too); within 2 ulp of the true value
+ * (tests/c/test_encoder.c sweeps it). */
+__attribute__((noinline)) v4 mlrt__exp4x(v4 x, v4 lo) {
+    const v4 magic = splat(0x1.8p23f);      /* adding it rounds to an integer, which lands in the low bits */
+    i4 live = x > splat(-87.3f);
+    v4 xc = select4(live, x, splat(-87.3f));
+    v4 t = xc * splat(1.44269504f) + magic, k = t - magic;
+    v4 r = ((xc - k * splat(0.693359375f)) - k * splat(-2.12194440e-4f)) + lo; /* ln2 = 0.693359375 - 2.12194440e-4 */
+    v4 p = splat(1.389393001e-03f);
+    p = p * r + splat(8.363724686e-03f);
+    p = p * r + splat(4.166695476e-02f);
+    p = p * r + splat(1.666657329e-01f);
+    p = p * r + splat(5.000000000e-01f);
+    p = (splat(1.0f) + r) + (r * r) * p;
+    i4 e = ((i4)t - 0x4b400000 + 127) << 23; /* 2^k, k in [-126, 127] */
+    return (v4)((i4)(p * (v4)e) & live);
+}
 
 /* gelu(x) = x Phi(x) in float vectors, for the encoder's feed-forward layers (millions per text:
- * the double-precision mlrt__gelu above is too slow there). With a = |x|, E = e^(-x^2/2) (exp4) and
+ * the double-precision mlrt__gelu above is too slow there). With a = |x|, E = e^(-x^2/2) (mlrt__exp4x) and
  * R(a) = Phi(-a) e^(a^2/2):
  *   gelu(x) = x E R(a) (x < 0),  x - x E R(a) (x >= 0: no cancellation, E R <= 1/2),
  *   E = e^(-h/2 - l/2), x^2 = h + l (h: x's top 12 bits squared, exact; l small), so that E keeps its
@@ -244,7 +264,7 @@ static const float GELU_G[10] = {3.989422917e-01f, -9.383520592e-06f, -3.9837035
 __attribute__((noinline)) static v4 gelu4(v4 x) {
     v4 a = (v4)((i4)x & 0x7fffffff), xc = select4(a < splat(16.0f), x, splat(16.0f)); /* (E = 0 from 13.3 on) */
     v4 xh = (v4)((i4)xc & (int32_t)0xfffff000), xl = xc - xh;
-    v4 e = exp4x(xh * xh * splat(-0.5f), splat(0.0f) - (xh * xl + xl * xl * splat(0.5f)));
+    v4 e = mlrt__exp4x(xh * xh * splat(-0.5f), splat(0.0f) - (xh * xl + xl * xl * splat(0.5f)));
     v4 s = a - splat(1.0f), q = splat(GELU_Q[10]);
     MLRT__ROLLED for (int k = 9; k >= 0; k--) q = q * s + splat(GELU_Q[k]); /* (rolled: 2 KB smaller, as fast) */
     i4 near = a < splat(2.0f);

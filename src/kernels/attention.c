@@ -3,7 +3,7 @@
  *
  * Attention, per query i of a text of n tokens (head columns of width d):
  *   s[j] = (q_i . k_j) * scale      sixteen keys at a time from kt, the head's keys transposed [d][n16]
- *   p[j] = e^(s[j] - max s) (exp4), then divided by their sum (taken in key order)
+ *   p[j] = e^(s[j] - max s) (mlrt__exp4x), then divided by their sum (taken in key order)
  *   out_i = sum_j p[j] v_j           four columns at a time, keys in order
  * Every sum runs in a fixed order and the vectors' lanes are independent: the SIMD128, scalar, WASI
  * and native builds give the same bits (madd fuses only in the relaxed build). The text's tokens are
@@ -36,7 +36,7 @@ __attribute__((noinline)) void mlrt__attention(const float *q, const float *k, c
         }
         float m = p[0];
         MLRT__ROLLED for (j = 1; j < n; j++) m = p[j] > m ? p[j] : m;
-        MLRT__ROLLED for (j = 0; j < n; j += 4) st(p + j, exp4(ld(p + j) - splat(m)));
+        MLRT__ROLLED for (j = 0; j < n; j += 4) st(p + j, mlrt__exp4x(ld(p + j) - splat(m), splat(0.0f)));
         float sum = 0.0f;
         MLRT__ROLLED for (j = 0; j < n; j++) sum += p[j];
         const float inv = 1.0f / sum;

@@ -157,7 +157,7 @@ void mlrt_free(mlrt_model *m) {
 mlrt_model *mlrt_model_fork(const mlrt_model *m, mlrt_error *err) {
     if (!m) { mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "fork: model is NULL"); return NULL; }
     if (m->parent || !m->family->fork) {
-        mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "fork: only a loaded dense model (%s here) runs on several threads",
+        mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "fork: only a loaded dense model or encoder (%s here) runs on several threads",
                    mlrt_kind_name(m->kind));
         return NULL;
     }
