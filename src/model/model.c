@@ -376,9 +376,11 @@ mlrt_status mlrt_run(mlrt_model *m, const mlrt_tensor *inputs, size_t n, mlrt_er
     if (!m || (!inputs && n)) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %s", m ? "NULL inputs" : "no model");
     uint32_t required = 0;
     for (uint32_t k = 0; k < m->n_inputs; k++) required += !m->inputs[k].optional;
-    if (n < required || n > m->n_inputs)
-        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %zu inputs given; the model takes %u%s%u", n, required,
-                          required < m->n_inputs ? " to " : "", required < m->n_inputs ? m->n_inputs : 0);
+    if (n < required || n > m->n_inputs) {
+        char range[32] = "";
+        if (required < m->n_inputs) mlrt__format_to(range, sizeof range, " to %u", m->n_inputs);
+        return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: %zu inputs given; the model takes %u%s", n, required, range);
+    }
     mlrt_tensor *in = calloc(m->n_inputs + 1, sizeof *in);
     void **tmp = calloc(m->n_inputs + 1, sizeof *tmp);
     mlrt_status st = in && tmp ? MLRT_OK : mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "run: out of memory");
