@@ -67,8 +67,10 @@ if (args.embeddings) {
   enc.free?.();
 }
 const embedMs = performance.now() - t0;
-if (args.save) writeFileSync(args.save, new Uint8Array(embeddings.buffer, embeddings.byteOffset, embeddings.byteLength));
-mkdirSync(dirname(args.out), { recursive: true });
+if (args.save) {
+  mkdirSync(dirname(args.save), { recursive: true });
+  writeFileSync(args.save, new Uint8Array(embeddings.buffer, embeddings.byteOffset, embeddings.byteLength));
+}
 const bytes = writeIndex({ words, embeddings, dim, dtype: args.dtype, modelSha256, generator });
 readIndex(bytes); // what was written reads back
 mkdirSync(dirname(args.out), { recursive: true });
