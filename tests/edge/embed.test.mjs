@@ -9,16 +9,15 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
 import { createRuntime } from '../../wasm/mlrt.mjs';
 import { startEdge } from '../../edge/serve.mjs';
 import { readEncoderFiles } from '../../tools/wordnet/common.mjs';
 
-// workerd runs relaxed SIMD: Node runs that build too, to compare bits.
-v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+// The wordnet bundle runs the SIMD128 build under MLRT_BUILD=auto (one runtime for the encoder and the
+// Q8 scan: edge/worker.mjs), so Node compares with that build, bit for bit.
 const repo = (p) => fileURLToPath(new URL(`../../${p}`, import.meta.url));
 const INDEX = repo('build/wordnet/lemmas.q8.index');
-const rt = await createRuntime();
+const rt = await createRuntime({ relaxed: false });
 const skip = !existsSync(INDEX) ? `${INDEX} is missing: run \`make wordnet-index\`` : false;
 
 function request(base, path, { method = 'POST', headers = {}, body, chunks } = {}) {
