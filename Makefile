@@ -186,7 +186,8 @@ build/mlrt: src/api/cli.c build/libmlrt.a
 # their inputs (tests/c/builders.h).
 TEST_C = tests/c/main.c tests/c/harness.c tests/c/builders.c tests/c/test_base.c tests/c/test_codecs.c \
          tests/c/test_formats.c tests/c/test_safetensors.c tests/c/test_bintensors.c tests/c/test_apr.c tests/c/test_trees.c tests/c/test_layout.c tests/c/test_quant.c \
-         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_graph.c tests/c/test_text.c tests/c/test_encoder.c
+         tests/c/test_model.c tests/c/test_onnx.c tests/c/test_graph.c tests/c/test_text.c tests/c/test_encoder.c \
+         tests/c/test_encoder_kernels.c
 build/test_c: $(TEST_C) tests/c/harness.h tests/c/builders.h $(CORE) $(HDRS)
 	@mkdir -p build
 	$(CC) $(SAN_CFLAGS) -Isrc -Itests/c $(TEST_C) $(CORE) -lm -o $@

@@ -125,7 +125,17 @@ function measure(rows, width) {
     if (Atomics.load(words, 3)) throw new Error('the worker\'s run failed');
     bits2 = new Uint8Array([...output(model), ...output(fork)]);
   }
+  const alone = []; // the worker's half with this thread idle: its own speed
+  for (let r = 0; r < 3; r++) {
+    const s = performance.now();
+    Atomics.store(words, 2, theirs);
+    Atomics.add(words, 0, 1);
+    Atomics.notify(words, 0);
+    while (Atomics.load(words, 1) !== Atomics.load(words, 0)) Atomics.wait(words, 1, Atomics.load(words, 1), 50);
+    alone.push(performance.now() - s);
+  }
   const med = (a) => a.sort((p, q) => p - q)[a.length >> 1];
+  console.log(`  (the worker's half alone: ${med(alone).toFixed(1)} ms)`);
   const same = bits1.length === bits2.length && bits1.every((b, i) => b === bits2[i]);
   console.log(`  batch ${rows} x T=${width}: 1 thread ${med(one).toFixed(1)} ms, 2 threads ${med(two).toFixed(1)} ms: ` +
     `${(med(one) / med(two)).toFixed(2)}x; same bits: ${same}`);

@@ -136,8 +136,9 @@ static bool scratch(encoder *e) {
             const mlrt__dense *w = &e->layer[l].w[k];
             in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
         }
-    size_t floats = (5 * H + e->ffn) * cap + (H / e->heads + 1) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
-    float *all = malloc((floats + words) * 4 + in_q * 2);
+    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 1) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    uint64_t bytes = (floats + words) * 4 + in_q * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
+    float *all = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL;
     if (!all) return false;
     e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;
     e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16;
