@@ -98,6 +98,11 @@ size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
 /* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
  * returns the first (the caller appends U+0307). */
 uint32_t mlrt__uni_lower(uint32_t cp);
+/* Final_Sigma's classes (17.0), which Python's str.lower and JavaScript's toLowerCase use to lower a
+ * capital sigma: MLRT__UNI_CASE_IGNORABLE (Case_Ignorable, whether Cased or not), MLRT__UNI_CASED, or 0. */
+#define MLRT__UNI_CASED 1
+#define MLRT__UNI_CASE_IGNORABLE 2
+int mlrt__uni_case_class(uint32_t cp);
 /* Ten of the tables are stored as differences (gzip shrinks them more): this sums them into place,
  * which unicode.c does once, before its first lookup. For the tests: FNV-1a of the summed tables,
  * and the value the generator computed from its own. */
