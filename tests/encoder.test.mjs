@@ -169,6 +169,35 @@ test('do_lower_case lowers a capital sigma as Python does (Unicode\'s Final_Sigm
   enc.free();
 });
 
+test('without max_seq_length, texts are cut at min(max_position_embeddings, tokenizer_config.json model_max_length), as sentence-transformers does', async () => {
+  const base = await makeFolder('tiny', { modules: false }); // 64 positions
+  const withConfig = (files, patch, name = 'tokenizer_config.json') =>
+    ({ ...files, [name]: te.encode(JSON.stringify({ ...JSON.parse(td.decode(files[name])), ...patch })) });
+  const texts = ['word '.repeat(100), 'a short one', 'x y z '.repeat(5)];
+  const check = async (files, want, what) => {
+    const enc = rt.loadEncoder(files);
+    assert.equal(enc.info.maxLength, want, what);
+    const ids = await tokenize('tiny', texts, want);
+    assert.equal(longest(ids), want, `${what}: the first text is cut`);
+    sameBits(enc.embed(texts), enc.embedTokens({ ids }), what);
+    enc.free();
+  };
+  await check(withConfig(base, { model_max_length: 8 }), 8, 'model_max_length 8');
+  await check(withConfig(base, { model_max_length: 1e30 }), 64, "transformers' 1e30: the positions");
+  await check(withConfig(base, { model_max_length: null }), 64, 'null: the positions');
+  const { 'tokenizer_config.json': _, ...noConfig } = base;
+  await check(noConfig, 64, 'no tokenizer_config.json: the positions');
+  // sentence_bert_config.json's max_seq_length wins; its null falls back to model_max_length
+  const st = await makeFolder('tiny', { modules: true, maxSeqLength: 12 });
+  await check(withConfig(st, { model_max_length: 8 }), 12, 'max_seq_length 12 over model_max_length 8');
+  await check(withConfig(withConfig(st, { max_seq_length: null }, 'sentence_bert_config.json'), { model_max_length: 8 }), 8, 'max_seq_length null');
+  const bad = (patch, code, re) => assert.throws(() => rt.loadEncoder(withConfig(base, patch)),
+    (e) => e instanceof MlrtError && e.code === code && /tokenizer_config\.json/.test(e.message) && re.test(e.message), `${JSON.stringify(patch)}: ${re.source}`);
+  bad({ model_max_length: '256' }, 'BAD_HEADER', /model_max_length: expected a number, got string/);
+  bad({ model_max_length: 0 }, 'BAD_DIMENSIONS', /model_max_length: expected a whole number from 1/);
+  bad({ model_max_length: 7.5 }, 'BAD_DIMENSIONS', /model_max_length: expected a whole number from 1/);
+});
+
 test('models/wordnet/ (trained): its held-out queries against the torch goldens, ids as recorded', () => {
   const g = wordnetGoldens();
   const enc = rt.loadEncoder(wordnetFolder());

@@ -5,7 +5,8 @@
  *   config.json                  BertConfig: sizes, hidden_act "gelu", absolute positions, no decoder
  *   model.safetensors            the tensors, with or without the "bert." prefix
  *   model.apr                    .apr v2 (`apr import --arch bert`): the same names, sizes in metadata
- *   sentence_bert_config.json    max_seq_length (else max_position_embeddings), do_lower_case
+ *   sentence_bert_config.json    max_seq_length (else min(max_position_embeddings, tokenizer_config.json's
+ *                                model_max_length)), do_lower_case
  *   <pooling>/config.json        pooling_mode_* flags, word_embedding_dimension
  * Missing config fields take BertConfig's defaults, as transformers does; every present field must
  * have its type, and the tensors must have the shapes the config gives. Tensors the forward pass
@@ -262,19 +263,43 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
     return st;
 }
 
-/* sentence_bert_config.json: the maximum length, lowercasing. */
-static mlrt_status read_lengths(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
-    const mlrt_file *f = find_file(c, "", "sentence_bert_config.json");
+/* Without a max_seq_length, sentence-transformers truncates to min(max_position_embeddings,
+ * tokenizer_config.json's model_max_length); transformers writes a huge number (1e30) for "none". */
+static mlrt_status read_model_max_length(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
+    const mlrt_file *f = find_file(c, "", "tokenizer_config.json");
     mlrt__json_doc doc;
-    d->max_length = positions;
     if (!f) return MLRT_OK;
     mlrt_status st = parse_object(f, &doc, err);
     if (st) return st;
-    st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
-    if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
+    const mlrt__json *v = mlrt__json_get(doc.root, "model_max_length");
+    double x = 0;
+    if (v && v->type != MLRT__JSON_NULL && !mlrt__json_f64(v, &x))
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "model_max_length: expected a number, got %s", mlrt__json_type_name(v->type));
+    else if (v && v->type != MLRT__JSON_NULL && (x < 1 || (x < positions && x != (uint32_t)x)))
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, f->name, "model_max_length: expected a whole number from 1");
+    else if (x >= 1 && x < positions)
+        d->max_length = (uint32_t)x;
     mlrt__json_free(&doc);
-    if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
-        mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
+    return st;
+}
+
+/* sentence_bert_config.json: the maximum length (null or absent: read_model_max_length), lowercasing. */
+static mlrt_status read_lengths(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
+    const mlrt_file *f = find_file(c, "", "sentence_bert_config.json");
+    mlrt__json_doc doc;
+    d->max_length = 0;
+    mlrt_status st = f ? parse_object(f, &doc, err) : MLRT_OK;
+    if (st) return st;
+    if (f) {
+        const mlrt__json *v = mlrt__json_get(doc.root, "max_seq_length");
+        if (v && v->type != MLRT__JSON_NULL) st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
+        if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
+        mlrt__json_free(&doc);
+        if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
+            mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
+    }
+    if (!st && !d->max_length) st = read_model_max_length(c, positions, d, err);
+    if (!d->max_length) d->max_length = positions;
     return st;
 }
 
