@@ -44,6 +44,10 @@ const DRAIN_CAP_BYTES = 64 << 20;
 // more than it sends, or waits for the answer first) and the answer says Connection: close.
 const DRAIN_IDLE_MS = 1000;
 const DRAIN_RECHECK_MS = 100;
+// A pause timer that fires this late measured a stall of the isolate or the machine, not of the
+// client: the drain waits again, up to DRAIN_STALLS times.
+const DRAIN_LATE_MS = 50;
+const DRAIN_STALLS = 30;
 const MAX_BATCH = 1024;
 const MAX_MODEL_BYTES = 64 << 20;
 const MODEL_FETCH_TIMEOUT_MS = 15000;
@@ -558,18 +562,26 @@ async function drain(request, reader) {
     if (!request.body || request.bodyUsed) return true;
     reader = request.body.getReader();
   }
-  let total = 0, timer;
-  const idle = () => new Promise((resolve) => { timer = setTimeout(() => resolve(null), DRAIN_IDLE_MS); });
+  let total = 0, stalls = 0, timer;
+  const pause = (ms) => new Promise((resolve) => { timer = setTimeout(() => resolve(null), ms); });
+  // The next chunk, or null when the client sent nothing for ms. A timer that fired late measured a
+  // stall of the isolate or the machine, not of the client (its data and the timer came due together):
+  // then it waits again, up to DRAIN_STALLS times.
+  const within = async (read, ms) => {
+    for (;;) {
+      const armed = Date.now();
+      const chunk = await Promise.race([read, pause(ms)]);
+      clearTimeout(timer);
+      if (chunk !== null || Date.now() - armed <= ms + DRAIN_LATE_MS || ++stalls > DRAIN_STALLS) return chunk;
+    }
+  };
   try {
     for (;;) {
       const read = reader.read();
-      let chunk = await Promise.race([read, idle()]);
-      clearTimeout(timer);
-      // After a stall of the isolate the pause and the data can be ready together, and the timer may
-      // win the race: look once more, briefly, before calling it a pause (closing with unread bytes
-      // resets the connection under the client).
-      if (chunk === null) chunk = await Promise.race([read, new Promise((resolve) => { timer = setTimeout(() => resolve(null), DRAIN_RECHECK_MS); })]);
-      clearTimeout(timer);
+      // a pause, then once more briefly (data and the timer can be ready together after a stall that
+      // the clock did not show): closing with unread bytes would reset the connection under the client
+      let chunk = await within(read, DRAIN_IDLE_MS);
+      if (chunk === null) chunk = await within(read, DRAIN_RECHECK_MS);
       if (chunk === null) break; // the client stopped sending
       if (chunk.done) return true;
       total += chunk.value.byteLength;

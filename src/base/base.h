@@ -22,36 +22,6 @@
 #define MLRT__SMALL __attribute__((minsize))
 #else
 #define MLRT__SMALL
-/* ---- Unicode properties for the tokenizer (base/unicode.c; tables: base/unicode_tables.c) ----
- * Each at the version Hugging Face's Rust `tokenizers` uses: categories at 8.0.0, canonical
- * decomposition and combining classes at 9.0.0, lowercase at 17.0.0 (tools/unicode/gen.mjs). */
-#define MLRT__UNI_NFD_MAX 4                             /* characters of the longest full decomposition */
-bool mlrt__uni_is_other8(uint32_t cp);                  /* Cc, Cf or Co (8.0) */
-bool mlrt__uni_is_white_space(uint32_t cp);             /* White_Space, as Rust's char::is_whitespace */
-bool mlrt__uni_is_mn8(uint32_t cp);                     /* Mn (8.0) */
-bool mlrt__uni_is_punct8(uint32_t cp);                  /* Pc Pd Ps Pe Pi Pf Po (8.0); not ASCII symbols */
-/* What strip_accents does with a character of an NFD: deletes it (Mn in 8.0: MLRT__UNI_STRIP, or
- * MLRT__UNI_STRIP_ENDS_RUN when its combining class is 0, which ends a run of reordered marks), or
- * keeps it: its canonical combining class (9.0), 0..254. */
-#define MLRT__UNI_STRIP (-1)
-#define MLRT__UNI_STRIP_ENDS_RUN (-2)
-int mlrt__uni_strip_class(uint32_t cp);
-/* cp's full canonical decomposition (9.0; Hangul syllables too) into out, not yet reordered;
- * returns how many (1 and cp itself when it has none). */
-size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
-/* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
- * returns the first (the caller appends U+0307). */
-uint32_t mlrt__uni_lower(uint32_t cp);
-/* Ten of the tables are stored as differences (gzip shrinks them more): this sums them into place,
- * which unicode.c does once, before its first lookup. For the tests: FNV-1a of the summed tables,
- * and the value the generator computed from its own. */
-void mlrt__uni_tables_sum(void);
-uint32_t mlrt__uni_tables_fnv(void);
-extern const uint32_t mlrt__uni_tables_fnv_want;
-/* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
-uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
-size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
-
 #endif
 
 /* ---- errors ---- */
@@ -128,6 +98,11 @@ size_t mlrt__uni_nfd(uint32_t cp, uint32_t out[MLRT__UNI_NFD_MAX]);
 /* Rust's char::to_lowercase (17.0): one character, except U+0130 -> U+0069 U+0307, of which this
  * returns the first (the caller appends U+0307). */
 uint32_t mlrt__uni_lower(uint32_t cp);
+/* Final_Sigma's classes (17.0), which Python's str.lower and JavaScript's toLowerCase use to lower a
+ * capital sigma: MLRT__UNI_CASE_IGNORABLE (Case_Ignorable, whether Cased or not), MLRT__UNI_CASED, or 0. */
+#define MLRT__UNI_CASED 1
+#define MLRT__UNI_CASE_IGNORABLE 2
+int mlrt__uni_case_class(uint32_t cp);
 /* Ten of the tables are stored as differences (gzip shrinks them more): this sums them into place,
  * which unicode.c does once, before its first lookup. For the tests: FNV-1a of the summed tables,
  * and the value the generator computed from its own. */

@@ -8,6 +8,9 @@ extern const uint8_t mlrt__uni_other_len[], mlrt__uni_mn_len[], mlrt__uni_punct_
     mlrt__uni_cjk_astral[], mlrt__uni_lower_index[], mlrt__uni_nfd_second_bmp;
 extern const uint32_t mlrt__uni_ccc_run[];
 extern const int32_t mlrt__uni_lower_delta[];
+extern const uint8_t mlrt__uni_case_ctx[];
+extern const size_t mlrt__uni_case_ctx_n;
+extern const uint32_t mlrt__uni_case_mn_except[2];
 extern const size_t mlrt__uni_counts[3];
 enum { N_NFD_BLOCKS, N_CCC, N_LOWER };
 /* stored as differences, summed into these by mlrt__uni_tables_sum() before the first lookup that reads them */
@@ -106,6 +109,26 @@ uint32_t mlrt__uni_lower(uint32_t cp) {
     if (i < 0) return cp;
     uint32_t e = mlrt__uni_lower_run[i], off = cp - (e >> 11), stride = (e >> 8 & 7) + 1, len = (e & 255) + 1;
     return off % stride == 0 && off / stride < len ? (uint32_t)((int32_t)cp + mlrt__uni_lower_delta[mlrt__uni_lower_index[i]]) : cp;
+}
+
+/* Linear over the runs of case_ctx (only a capital sigma's neighbours are looked up); the Mn of 8.0,
+ * Case_Ignorable but for the two of case_mn_except, are not in it. */
+int mlrt__uni_case_class(uint32_t cp) {
+    if (mlrt__uni_is_mn8(cp) && cp != mlrt__uni_case_mn_except[0] && cp != mlrt__uni_case_mn_except[1]) return MLRT__UNI_CASE_IGNORABLE;
+    uint32_t end = 0;
+    int k = -1;
+    for (size_t i = 0; i < mlrt__uni_case_ctx_n;) {
+        uint32_t v = 0;
+        for (unsigned shift = 0; i < mlrt__uni_case_ctx_n; shift += 7) {
+            uint8_t b = mlrt__uni_case_ctx[i++];
+            v |= (uint32_t)(b & 127) << shift;
+            if (!(b & 128)) break;
+        }
+        if (k < 0) k = (int)(v & 3), v >>= 2;
+        else k = (k + 1 + (int)(v & 1)) % 3, v >>= 1;
+        if (cp < (end += v)) return k;
+    }
+    return 0;
 }
 
 /* One canonical decomposition step: false when cp has none; else first, and second (0: none). */

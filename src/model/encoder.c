@@ -206,8 +206,28 @@ static mlrt_status enc_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err
 
 /* ------------------------------------------------------------------ texts */
 
-/* texts lowercased as sentence-transformers' do_lower_case does (str.lower: per character, U+0130 to
- * i + U+0307; the final-sigma rule is not applied) into e->lower, ends into e->lower_ends. */
+/* The case class of the first character before s[i] (after it: case_after) that is not Case_Ignorable,
+ * within [begin, end); 0 at the text's edge. */
+static int case_before(const uint8_t *s, size_t begin, size_t i) {
+    while (i > begin) {
+        do i--; while (i > begin && (s[i] & 0xc0) == 0x80);
+        size_t k = i;
+        int c = mlrt__uni_case_class(mlrt__utf8_next(s, &k));
+        if (c != MLRT__UNI_CASE_IGNORABLE) return c;
+    }
+    return 0;
+}
+static int case_after(const uint8_t *s, size_t i, size_t end) {
+    while (i < end) {
+        int c = mlrt__uni_case_class(mlrt__utf8_next(s, &i));
+        if (c != MLRT__UNI_CASE_IGNORABLE) return c;
+    }
+    return 0;
+}
+
+/* texts lowercased as sentence-transformers' do_lower_case does (Python's str.lower: per character,
+ * U+0130 to i + U+0307, and Unicode's Final_Sigma: a capital sigma after a cased character and not
+ * before one, case-ignorables skipped, becomes U+03C2) into e->lower, ends into e->lower_ends. */
 static mlrt_status lowercase(encoder *e, const char *texts, const size_t *ends, size_t n, mlrt_error *err) {
     size_t total = n ? ends[n - 1] : 0, bad = mlrt__utf8_invalid_at((const uint8_t *)texts, total);
     if (bad < total) return mlrt__fail(err, MLRT_ERR_INVALID_UTF8, "embed: the texts are not UTF-8 at byte %zu", bad);
@@ -216,9 +236,14 @@ static mlrt_status lowercase(encoder *e, const char *texts, const size_t *ends, 
         return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "embed: out of memory");
     uint8_t *o = e->lower.p;
     size_t *oe = e->lower_ends.p, k = 0;
+    const uint8_t *s = (const uint8_t *)texts;
     for (size_t i = 0, t = 0; t < n; t++) {
+        size_t begin = i;
         while (i < ends[t]) {
-            uint32_t cp = mlrt__utf8_next((const uint8_t *)texts, &i);
+            size_t at = i;
+            uint32_t cp = mlrt__utf8_next(s, &i);
+            if (cp == 0x3a3 && case_before(s, begin, at) == MLRT__UNI_CASED && case_after(s, i, ends[t]) != MLRT__UNI_CASED)
+                cp = 0x3c2; /* lowers to itself */
             if (!mlrt__vec_reserve(&e->lower, 12, 1)) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "embed: out of memory");
             o = e->lower.p;
             e->lower.len += mlrt__utf8_put(o + e->lower.len, mlrt__uni_lower(cp));

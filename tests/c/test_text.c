@@ -52,6 +52,14 @@ static void test_text_unicode_tables(void) {
     for (size_t i = 0; i < LEN(lower); i++)
         check_at(mlrt__uni_lower(lower[i][0]) == lower[i][1], __FILE__, __LINE__, "lower(U+%04X) = U+%04X, not U+%04X", lower[i][0],
                  mlrt__uni_lower(lower[i][0]), lower[i][1]);
+    /* Final_Sigma's classes (17.0; values from JavaScript's \p{Case_Ignorable} and \p{Cased}): 2 ignorable (also
+     * when cased, as U+02B0), 1 cased, 0 neither; U+1734 and U+1171E were Mn in 8.0 and are neither now */
+    static const uint32_t cases[][2] = {{'A', 1}, {'\'', 2}, {'1', 0}, {0x301, 2}, {0x2b0, 2}, {0x1734, 0}, {0x1171e, 0},
+                                        {0x3a3, 1}, {0x3c2, 1}, {0x1d41a, 1}, {0xe0001, 2}, {0x10ffff, 0}, {0xad, 2},
+                                        {0x13a0, 1}, {0x1e900, 1}, {0x20000, 0}, {0xfe0f, 2}, {0, 0}};
+    for (size_t i = 0; i < LEN(cases); i++)
+        check_at(mlrt__uni_case_class(cases[i][0]) == (int)cases[i][1], __FILE__, __LINE__, "case class of U+%04X: %d, not %u",
+                 cases[i][0], mlrt__uni_case_class(cases[i][0]), cases[i][1]);
 }
 
 /* A tokenizer.json over a small vocabulary; extra: more members of the normalizer. */
