@@ -74,7 +74,7 @@ static void unknown_format(const uint8_t *b, size_t n, const char *what, mlrt_er
 static mlrt_status read_tensors(const uint8_t *b, size_t n, file_kind k, mlrt__tensorset *ts, mlrt_error *err) {
     if (k == KIND_APR_LEGACY)
         return mlrt__fail(err, MLRT_ERR_UNSUPPORTED,
-                         "apr: the legacy APR1 format is not supported; save the model again with a current aprender");
+                         "apr: the legacy APR1 format is not supported");
     if (k == KIND_APR_V2) return mlrt__read_apr_v2(b, n, ts, err);
     return k == KIND_SAFETENSORS ? mlrt__read_safetensors(b, n, ts, err) : mlrt__read_bintensors(b, n, ts, err);
 }
@@ -159,7 +159,7 @@ mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt
     uint16_t expect = 0;
     if (options && options->expect && !mlrt__apr_type_from_name(options->expect, &expect)) {
         mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT,
-                  "load: expect '%s' is not an aprender model type (LinearRegression, LogisticRegression, NeuralSequential, ...)",
+                  "load: expect '%s' is not an aprender model type",
                   options->expect);
         return NULL;
     }

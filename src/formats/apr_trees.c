@@ -173,8 +173,8 @@ static mlrt_status read_tree(parse *p, tree_facts *t) {
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "the split at byte %zu uses feature %llu but n_features is %llu", t->max_feature_at,
                 (unsigned long long)t->max_feature - 1, (unsigned long long)t->n_features);
     if (p->L.regressor && (t->min_samples_split < 2 || t->min_samples_leaf < 1))
-        invalid(p, MLRT_ERR_BAD_PAYLOAD, "the tree at byte %zu has min_samples_split %llu and min_samples_leaf %llu; "
-                "aprender keeps them >= 2 and >= 1", at, (unsigned long long)t->min_samples_split,
+        invalid(p, MLRT_ERR_BAD_PAYLOAD, "the tree at byte %zu has min_samples_split %llu and min_samples_leaf %llu, "
+                "not >= 2 and >= 1", at, (unsigned long long)t->min_samples_split,
                 (unsigned long long)t->min_samples_leaf);
     else if (p->L.regressor && t->min_leaf_samples < t->min_samples_leaf)
         invalid(p, MLRT_ERR_BAD_PAYLOAD, "the leaf at byte %zu holds %llu samples, fewer than min_samples_leaf %llu",

@@ -349,9 +349,8 @@ static mlrt_status open_payload(const mlrt__apr_v1 *f, const uint8_t **raw, uint
     *buf = NULL;
     if (never_written(f->type))
         return mlrt__fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
-                         FMT ": model type %s (0x%04x) is not supported: aprender itself writes no such payload (its %s types "
-                             "cannot be serialized), so this file did not come from aprender",
-                         name, f->type, name);
+                         FMT ": model type %s (0x%04x) is not supported: aprender itself writes no such payload",
+                         name, f->type);
     switch (f->type) {
     case MLRT__APR_LINEAR_REGRESSION: case MLRT__APR_LOGISTIC_REGRESSION: case MLRT__APR_NEURAL_SEQUENTIAL:
     case MLRT__APR_DECISION_TREE: case MLRT__APR_RANDOM_FOREST: case MLRT__APR_KMEANS: case MLRT__APR_NGRAM_LM:
@@ -388,8 +387,7 @@ mlrt_status mlrt__read_apr_v1_model(const mlrt__apr_v1 *f, mlrt__desc *d, mlrt_e
         st = mlrt__apr_ngram_describe(raw, f->raw_size, &ngram, err);
         if (!st)
             st = mlrt__fail(err, MLRT_ERR_UNSUPPORTED_MODEL_TYPE,
-                            FMT ": NgramLm (aprender-shell's MarkovModel) suggests shell commands; it takes no input vector, so "
-                                "mlrt can inspect it but not run it");
+                            FMT ": NgramLm (aprender-shell's MarkovModel) takes no input vector: mlrt can inspect it but not run it");
         free(ngram);
         break;
     default: st = regression(&c, d, f->type == MLRT__APR_LOGISTIC_REGRESSION); break;

@@ -500,7 +500,7 @@ static mlrt_status read_graph(mlrt__pb pb, mlrt__onnx *g, mlrt_error *err) {
             nd->in[i] = s.n ? names_find(&tab, s) : -1;
             if (s.n && nd->in[i] < 0) {
                 st = FAIL(MLRT_ERR_BAD_HEADER, "onnx: node %u (%.*s '%.*s') reads '%.*s', which no initializer, graph input "
-                          "or earlier node defines (undefined, or the nodes are not in topological order)",
+                          "or earlier node defines",
                           k, (int)nd->op.n, nd->op.p, (int)nd->name.n, nd->name.p, (int)s.n, s.p);
                 goto done;
             }

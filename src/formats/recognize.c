@@ -158,7 +158,7 @@ static mlrt_status explain_orientation(ctx *c, const layer_ref *refs, const orie
                               b ? b->name : "", (unsigned long long)(c->layout == MLRT_LAYOUT_IN_OUT ? o[i].b : o[i].a), w->name);
         if (i > 0 && o_in(&o[i], s[i]) != o_out(&o[i - 1], s[i - 1])) {
             return mlrt__fail(c->err, MLRT_ERR_BAD_DIMENSIONS, "%s: layer '%.*s' takes %llu inputs but layer '%.*s' gives %llu"
-                              " (weights read as [out, in] or [in, out] do not chain either)",
+                              " (as [out, in] or [in, out])",
                               c->fmt, (int)refs[i].name_len, refs[i].name, (unsigned long long)o_in(&o[i], s[i]),
                               (int)refs[i - 1].name_len, refs[i - 1].name, (unsigned long long)o_out(&o[i - 1], s[i - 1]));
         }
@@ -393,8 +393,8 @@ mlrt_status mlrt__recognize(const uint8_t *file, const mlrt__tensorset *ts, mlrt
     if (ts->count == 0)
         return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: the file holds no tensors", c.fmt);
     if (mlrt__is_bert(ts))
-        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: a BERT-family sentence encoder: load it with its config.json and "
-                          "tokenizer through mlrt_load_files (JavaScript: rt.loadEncoder(files))", c.fmt);
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: a BERT encoder: load it with its config.json and "
+                          "tokenizer through mlrt_load_files (rt.loadEncoder)", c.fmt);
     const mlrt__tensor *coef = mlrt__tensorset_find(ts, "coefficients");
     if (coef) return regression(&c, coef, "intercept");
     const char *type = model_type(&c);

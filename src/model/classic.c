@@ -76,7 +76,7 @@ static mlrt_status classic_predict(mlrt_model *m, const float *in, size_t n, flo
             while (q < k && isinf(out[r * k + q])) q++;
             if (q == k)
                 return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: every distance of row %zu to the %zu centroids "
-                                  "overflowed f32, so it has no nearest centroid", r, k);
+                                  "overflowed f32", r, k);
         }
         return MLRT_OK;
     }

@@ -129,8 +129,7 @@ static mlrt_status graph_predict(mlrt_model *m, const float *in, size_t n, float
     if (st) return st;
     for (size_t k = 0; k < n * m->out_size; k++)
         if (!isfinite(out[k]))
-            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu is not finite (an overflow, or a "
-                              "division by zero in the graph)", k % m->out_size, k / m->out_size);
+            return mlrt__fail(err, MLRT_ERR_NON_FINITE, "predict: output %zu of row %zu is not finite", k % m->out_size, k / m->out_size);
     return MLRT_OK;
 }
 
@@ -169,8 +168,7 @@ static mlrt_status graph_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *e
         for (uint32_t d = 0; d < t->rank; d++) count *= (uint64_t)t->dims[d];
         for (uint64_t i = 0; i < count && !st; i++)
             if (!isfinite(((const float *)t->data)[i]))
-                st = mlrt__fail(err, MLRT_ERR_NON_FINITE, "run: output '%s' element %llu is not finite (an overflow, or a "
-                                "division by zero in the graph)", t->name, (unsigned long long)i);
+                st = mlrt__fail(err, MLRT_ERR_NON_FINITE, "run: output '%s' element %llu is not finite", t->name, (unsigned long long)i);
     }
     if (dp != data) free(dp);
     if (yp != y) free(yp);

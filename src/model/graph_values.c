@@ -27,8 +27,8 @@ mlrt_status mlrt__plan_fail(mlrt__planner *pl, mlrt_status code, const char *fmt
 mlrt_status mlrt__plan_rows_apart(mlrt__planner *pl, bool ok, const char *why) {
     if (ok || !pl->g->batched) return MLRT_OK;
     pl->mixes_batch = true;
-    return mlrt__plan_fail(pl, MLRT_ERR_UNSUPPORTED, "%s, which mixes the samples of a batch; mlrt runs a symbolic batch "
-                           "dimension only through ops that keep samples apart", why);
+    return mlrt__plan_fail(pl, MLRT_ERR_UNSUPPORTED, "%s, which mixes the samples of a batch (symbolic batch "
+                           "dimension)", why);
 }
 
 #define OOM() mlrt__plan_fail(pl, MLRT_ERR_OUT_OF_MEMORY, "out of memory")

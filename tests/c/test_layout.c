@@ -117,7 +117,7 @@ static void test_layout_guessed_and_overridden(void) {
     n = ref_tensors(&r, nb, "F32", 0, t);
     t[1].shape[1] = 7; /* [3, 7]: neither 8 nor 6 */
     t[1].nbytes = 21 * 4;
-    ST_FAILS(st_build(NULL, t, n), MLRT_ERR_BAD_DIMENSIONS, "do not chain either");
+    ST_FAILS(st_build(NULL, t, n), MLRT_ERR_BAD_DIMENSIONS, "(as [out, in] or [in, out])");
 }
 
 /* mlrt__dense_pack_f32 against the definition dst[p][i][j] = W[8p + j][i] (0 past out), from file
