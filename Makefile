@@ -284,8 +284,12 @@ web/models/wordnet/%: models/wordnet/%
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# `make test` and `make demo` build on every core (JOBS=1 for one at a time): the build is about half of
+# make test's time on a 2-core machine.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 demo: deps
-	$(MAKE) wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(WEB_MODELS) $(WEB_WORDS)
+	$(MAKE) -j$(JOBS) wasm/mlrt.wasm wasm/mlrt-scalar.wasm wasm/mlrt-relaxed.wasm $(WEB_MODELS) $(WEB_WORDS)
 	$(MAKE) serve-demo
 
 serve-demo:
@@ -293,7 +297,8 @@ serve-demo:
 
 # ---- tests, bench ----
 test: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all build/apr-models/manifest.json build/wordnet/lemmas.q8.index build/test_decompress \
+	        build/decompress/manifest.txt
 	$(MAKE) test-c test-decompress test-js test-package
 
 test-c: build/test_c
