@@ -501,7 +501,8 @@ export interface EncoderInfo {
   /** max_position_embeddings. */
   readonly maxPositions: number;
   readonly typeVocabSize: number;
-  /** Tokens per text that embed keeps (sentence_bert_config.json's max_seq_length, capped by the positions). */
+  /** Tokens per text that embed keeps: sentence_bert_config.json's max_seq_length, else (as sentence-transformers)
+   * min(max_position_embeddings, tokenizer_config.json's model_max_length). */
   readonly maxLength: number;
   readonly layerNormEps: number;
   readonly hiddenAct: 'gelu';
