@@ -105,7 +105,7 @@ function sequences(n, T, seed) {
 const textOf = (ids) => ids.slice(1, -1).map((id) => VOCAB[id]).join(' ');
 
 async function ortRuntime(dir, threads, file = 'model.onnx') {
-  const bytes = new Uint8Array(readFileSync(path.join(dir, file)));
+  const bytes = readFileSync(path.join(dir, file)); // a Buffer is a Uint8Array (new Uint8Array(buffer) would copy it)
   const t0 = performance.now();
   const { ortEncoder } = await import('../tools/encoder/onnx.mjs');
   const e = await ortEncoder(bytes, { threads });
@@ -118,7 +118,7 @@ async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
     if (!existsSync(path.join(dir, 'model.q8.apr'))) throw new Error('n/a: no model.q8.apr (mlrt convert failed)');
     names = ['model.q8.apr', ...FOLDER_FILES.filter((n) => n !== 'model.safetensors')];
   }
-  const files = Object.fromEntries(names.map((n) => [n === 'model.q8.apr' ? 'model.apr' : n, new Uint8Array(readFileSync(path.join(dir, n)))]));
+  const files = Object.fromEntries(names.map((n) => [n === 'model.q8.apr' ? 'model.apr' : n, readFileSync(path.join(dir, n))]));
   const wasmFile = process.env.MLRT_WASM; // --mlrt-wasm FILE: that build, through its raw exports
   if (wasmFile && !q8 && threads === 1) return mlrtRawRuntime(files, wasmFile);
   if (!existsSync(path.join(REPO, 'wasm/mlrt.wasm'))) throw new Error('n/a: wasm/mlrt.wasm is not built (make)');
@@ -141,7 +141,7 @@ async function ruvectorRuntime(dir) {
   } catch {
     throw new Error('n/a: ruvector-onnx-embeddings-wasm is not installed');
   }
-  const onnx = new Uint8Array(readFileSync(path.join(dir, 'model.onnx'))), tokenizer = readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
+  const onnx = readFileSync(path.join(dir, 'model.onnx')), tokenizer = readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
   const t0 = performance.now();
   const mod = { exports: {} };
   new Function('module', 'exports', 'require', '__dirname', '__filename', readFileSync(main, 'utf8'))(mod, mod.exports, createRequire(main), path.dirname(main), main);
