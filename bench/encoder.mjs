@@ -1,26 +1,32 @@
 #!/usr/bin/env node
 // Sentence encoders (issue 21): mlrt against onnxruntime-web, the same weights, the same token ids, one run.
 //
-//   node bench/encoder.mjs [--quick] [--json FILE] [--only mlrt,ort-1t,ort-2t,ort-q8-1t] [--models minilm,wordnet]
-//                          [--mlrt-wasm FILE]   (mlrt from that build's raw exports, until rt.loadEncoder lands)
+//   node bench/encoder.mjs [--quick] [--json FILE] [--only mlrt,mlrt-q8,mlrt-2t,ort-1t,...] [--models minilm,wordnet]
+//                          [--mlrt-wasm FILE]   (mlrt f32 from that build's raw exports instead of rt.loadEncoder)
 //
 // Models: the all-MiniLM-L6-v2 shape (random BERT-init weights from tools/encoder/, seed 6, F32,
 // 22.7M parameters) and the trained models/wordnet/ encoder (4.7M parameters, 64 positions). ORT runs
 // the ONNX graph of tools/encoder/onnx.mjs built from the same weights (and its dynamic-Q8 form, as
 // onnxruntime's quantize_dynamic writes it: int8 weights, MatMulInteger); mlrt loads the HF folder
 // (model.safetensors, config.json, tokenizer.json, sentence-transformers files) with rt.loadEncoder
-// (its row reads "n/a" until the build has it). Inputs are token ids ([CLS] wordpieces [SEP], no
-// padding), so the tokenizer is not in the figures.
+// (its row reads "n/a" until the build has it), its Q8 form from an .apr written by `mlrt convert FOLDER
+// OUT.apr --quantize q8 --embeddings q8` (dense weights and word embeddings Q8), and on 2 threads
+// (createRuntime({ threads: 2 }): a batch's texts split between the threads). Inputs are token ids
+// ([CLS] whole-word vocabulary entries [SEP], no padding), so the tokenizer is not in the figures,
+// except for ruvector-onnx-embeddings-wasm (tract in wasm), which takes texts only: it gets the
+// words of the same ids joined by spaces, which its tokenizer turns back into those ids. transformers.js
+// does not install here (onnxruntime-node's postinstall downloads binaries): its row says so.
+// A floor line: multiply-adds per text over the SIMD128 peak measured in the same run (bench/limits.c).
 // Every (runtime, model, mode) runs in a fresh child process, RUNS times; the table shows medians.
 //   cold:    in the fresh process, import of the runtime -> the first embedding (T = 16), model bytes
 //            already read; also the time since the process started.
-//   latency: median per call after a warm-up, T = 16 / 64 / 128, batch 1 and batch 8 (texts/s too), wall
+//   latency: median per call after a warm-up, T = 16 and the longest (batch 1), and batch 32 at T = 16 (texts/s too), wall
 //            time and this process's CPU time per call (all threads; for 1 thread, the figure that a
 //            busy machine disturbs least).
 //   rss:     peak RSS after load + 10 batches of 8 at the longest T (the model's file bytes, read by the
 //            child, included), and the same over a bare Node child of this harness (no runtime, no model).
 //   wasm:    bytes of the WebAssembly modules the runtime compiled (seen by wrapping WebAssembly.*).
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,17 +41,20 @@ const RUNS = QUICK ? 1 : 3;
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 const MODELS = {
-  minilm: { label: 'all-MiniLM-L6-v2 shape (random weights, F32, 6 x 384, 22.7M params)', lengths: [16, 64, 128] },
-  wordnet: { label: 'models/wordnet (trained, F32, 4 x 128, 4.7M params, 64 positions)', lengths: [16, 64] },
+  minilm: { label: 'all-MiniLM-L6-v2 shape (random weights, F32, 6 x 384, 22.7M params)', lengths: [16, 128], shape: { H: 384, L: 6, I: 1536 } },
+  wordnet: { label: 'models/wordnet (trained, F32, 4 x 128, 4.7M params, 64 positions)', lengths: [16, 64], shape: { H: 128, L: 4, I: 512 } },
 };
-const BATCHES = [1, 8];
+const BATCH = 32; // texts per call for the throughput column (at T = 16)
+const cellsOf = (model) => [...MODELS[model].lengths.map((T) => [T, 1]), [16, BATCH]];
+/** Multiply-adds per text of T tokens: the dense layers and attention (scores and values). */
+const macsPerText = ({ H, L, I }, T) => L * T * (4 * H * H + 2 * H * I + 2 * T * H);
 
 // ------------------------------------------------------------------ model files (parent, before any child)
 
 const FOLDER_FILES = ['model.safetensors', 'config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json',
   'vocab.txt', 'modules.json', '1_Pooling/config.json', 'sentence_bert_config.json'];
 
-const PREPARED = 'v2'; // bump when the files below change
+const PREPARED = 'v3'; // bump when the files below change
 
 async function prepare(model) {
   const dir = path.join(OUT, model);
@@ -64,6 +73,8 @@ async function prepare(model) {
   for (const [name, bytes] of Object.entries(files)) writeFileSync(path.join(dir, name), bytes);
   writeFileSync(path.join(dir, 'model.onnx'), folderToOnnx(files));
   writeFileSync(path.join(dir, 'model-q8.onnx'), folderToOnnx(files, { quantize: 'q8' }));
+  const cli = spawnSync(process.execPath, [path.join(REPO, 'tools/mlrt.mjs'), 'convert', dir, path.join(dir, 'model.q8.apr'), '--quantize', 'q8', '--embeddings', 'q8'], { encoding: 'utf8' });
+  if (cli.status !== 0) console.error(`bench encoder: mlrt convert failed (mlrt-q8 rows will say so): ${cli.stderr.trim()}`);
   writeFileSync(stamp, PREPARED);
   return dir;
 }
@@ -79,31 +90,79 @@ function rng(seed) { // mulberry32
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-/** n sequences of T token ids: [CLS] wordpieces [SEP]. */
+// The vocabulary's whole lowercase words (ids from 1996 on: past [unused*] and punctuation), read by
+// the child: a text of them joined by spaces tokenizes back to the same ids.
+let VOCAB = null, WORD_IDS = null;
+function loadVocab(dir) {
+  VOCAB = readFileSync(path.join(dir, 'vocab.txt'), 'utf8').split('\n');
+  WORD_IDS = VOCAB.flatMap((w, id) => (id >= 1996 && /^[a-z]{2,}$/.test(w) ? [id] : []));
+}
+/** n sequences of T token ids: [CLS] whole words [SEP]. */
 function sequences(n, T, seed) {
   const r = rng(seed);
-  return Array.from({ length: n }, () => [101, ...Array.from({ length: T - 2 }, () => 1996 + Math.floor(r() * (30522 - 1996))), 102]);
+  return Array.from({ length: n }, () => [101, ...Array.from({ length: T - 2 }, () => WORD_IDS[Math.floor(r() * WORD_IDS.length)]), 102]);
 }
+const textOf = (ids) => ids.slice(1, -1).map((id) => VOCAB[id]).join(' ');
 
 async function ortRuntime(dir, threads, file = 'model.onnx') {
-  const bytes = new Uint8Array(readFileSync(path.join(dir, file)));
+  const bytes = readFileSync(path.join(dir, file)); // a Buffer is a Uint8Array (new Uint8Array(buffer) would copy it)
   const t0 = performance.now();
   const { ortEncoder } = await import('../tools/encoder/onnx.mjs');
   const e = await ortEncoder(bytes, { threads });
   return { startedAt: t0, embed: (ids) => e.embed(ids), release: () => e.release() };
 }
 
-async function mlrtRuntime(dir) {
-  const files = Object.fromEntries(FOLDER_FILES.map((n) => [n, new Uint8Array(readFileSync(path.join(dir, n)))]));
+async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
+  let names = FOLDER_FILES;
+  if (q8) {
+    if (!existsSync(path.join(dir, 'model.q8.apr'))) throw new Error('n/a: no model.q8.apr (mlrt convert failed)');
+    names = ['model.q8.apr', ...FOLDER_FILES.filter((n) => n !== 'model.safetensors')];
+  }
+  const files = Object.fromEntries(names.map((n) => [n === 'model.q8.apr' ? 'model.apr' : n, readFileSync(path.join(dir, n))]));
   const wasmFile = process.env.MLRT_WASM; // --mlrt-wasm FILE: that build, through its raw exports
-  if (wasmFile) return mlrtRawRuntime(files, wasmFile);
+  if (wasmFile && !q8 && threads === 1) return mlrtRawRuntime(files, wasmFile);
   if (!existsSync(path.join(REPO, 'wasm/mlrt.wasm'))) throw new Error('n/a: wasm/mlrt.wasm is not built (make)');
   const t0 = performance.now();
   const { createRuntime } = await import('../wasm/mlrt.mjs');
-  const rt = await createRuntime();
+  const rt = await createRuntime({ threads });
+  if (rt.build.threads !== threads) throw new Error(`n/a: ${threads} threads asked, ${rt.build.threads} running (${rt.build.threadsUnavailable})`);
   if (typeof rt.loadEncoder !== 'function') throw new Error('n/a: rt.loadEncoder is not in this build yet (try --mlrt-wasm FILE)');
   const enc = await rt.loadEncoder(files);
-  return { startedAt: t0, embed: (ids) => enc.embedTokens({ ids }), release: () => enc.free() };
+  return { startedAt: t0, embed: (ids) => enc.embedTokens({ ids }), release: () => { enc.free(); rt.dispose(); } };
+}
+
+/** ruvector-onnx-embeddings-wasm (tract compiled to wasm): ONNX bytes and a tokenizer.json, texts in. Its
+ * package is CommonJS in a "type": "module" folder, so its one file is evaluated as CommonJS here. */
+async function ruvectorRuntime(dir) {
+  const { createRequire } = await import('node:module');
+  let main;
+  try {
+    main = createRequire(import.meta.url).resolve('ruvector-onnx-embeddings-wasm');
+  } catch {
+    throw new Error('n/a: ruvector-onnx-embeddings-wasm is not installed');
+  }
+  const onnx = readFileSync(path.join(dir, 'model.onnx')), tokenizer = readFileSync(path.join(dir, 'tokenizer.json'), 'utf8');
+  const t0 = performance.now();
+  const mod = { exports: {} };
+  new Function('module', 'exports', 'require', '__dirname', '__filename', readFileSync(main, 'utf8'))(mod, mod.exports, createRequire(main), path.dirname(main), main);
+  const r = mod.exports;
+  const config = new r.WasmEmbedderConfig().setPooling(0).setNormalize(true).setMaxLength(512);
+  let e;
+  try {
+    e = r.WasmEmbedder.withConfig(onnx, tokenizer, config);
+  } catch (err) {
+    throw new Error(`n/a: it refuses model.onnx: ${String(err?.message ?? err).replace(/\s+/g, ' ').slice(0, 160)}`);
+  }
+  return { startedAt: t0, embed: (ids) => e.embedBatch(ids.map(textOf)), release: () => e.free() };
+}
+
+async function transformersRuntime() {
+  try {
+    await import('@huggingface/transformers');
+  } catch {
+    throw new Error("n/a: @huggingface/transformers is not installed (onnxruntime-node's postinstall downloads binaries: no network here)");
+  }
+  throw new Error('n/a: transformers.js is installed, but this bench has no row for it yet');
 }
 
 /** mlrt through the raw wasm exports of a build (mlrt_load_files, mlrt_run): for an encoder build whose
@@ -161,9 +220,14 @@ async function mlrtRawRuntime(files, wasmFile) {
 
 const RUNTIMES = {
   mlrt: (dir) => mlrtRuntime(dir),
+  'mlrt-q8': (dir) => mlrtRuntime(dir, { q8: true }),
+  'mlrt-2t': (dir) => mlrtRuntime(dir, { threads: 2 }),
   'ort-1t': (dir) => ortRuntime(dir, 1),
   'ort-2t': (dir) => ortRuntime(dir, 2),
   'ort-q8-1t': (dir) => ortRuntime(dir, 1, 'model-q8.onnx'),
+  'ort-q8-2t': (dir) => ortRuntime(dir, 2, 'model-q8.onnx'),
+  ruvector: (dir) => ruvectorRuntime(dir),
+  'transformers.js': () => transformersRuntime(),
 };
 
 function watchWasm() { // bytes of every module compiled from here on (probes under 4 KB left out)
@@ -182,6 +246,7 @@ function watchWasm() { // bytes of every module compiled from here on (probes un
 
 async function child(mode, model, rid) {
   const dir = path.join(OUT, model);
+  loadVocab(dir);
   if (mode === 'bare') { // bare Node: this harness with no runtime and no model bytes read
     const xs = sequences(8, MODELS[model].lengths.at(-1), 3);
     return { maxRssKB: process.resourceUsage().maxRSS, keep: xs.length };
@@ -204,16 +269,16 @@ async function child(mode, model, rid) {
   // latency
   res.cells = {};
   res.check = Array.from(await r.embed(sequences(4, 24, 9)));
-  for (const T of MODELS[model].lengths) {
-    for (const B of BATCHES) {
-      const pool = Array.from({ length: 8 }, (_, k) => sequences(B, T, 100 + 10 * T + k));
+  for (const [T, B] of cellsOf(model)) {
+    {
+      const pool = Array.from({ length: B > 8 ? 2 : 8 }, (_, k) => sequences(B, T, 100 + 10 * T + k));
       const warm = performance.now();
-      for (let k = 0; k < 3 || performance.now() - warm < (QUICK ? 150 : 500); k++) await r.embed(pool[k & 7]);
+      for (let k = 0; k < 2 || performance.now() - warm < (QUICK ? 150 : 500); k++) await r.embed(pool[k % pool.length]);
       const t = [], cpu = [];
       const start = performance.now();
       for (let k = 0; k < 5 || (performance.now() - start < (QUICK ? 400 : 1500) && k < 400); k++) {
         const c0 = process.cpuUsage(), t0 = performance.now();
-        await r.embed(pool[k & 7]);
+        await r.embed(pool[k % pool.length]);
         t.push(performance.now() - t0);
         const c = process.cpuUsage(c0);
         cpu.push((c.user + c.system) / 1000);
@@ -284,36 +349,45 @@ async function main() {
     }
     results[model].modelBytes = statSync(path.join(dir, 'model.safetensors')).size;
     results[model].onnxBytes = statSync(path.join(dir, 'model.onnx')).size;
+    results[model].q8Bytes = statSync(path.join(dir, 'model.q8.apr'), { throwIfNoEntry: false })?.size ?? null;
   }
-  report(results, models, only);
+  // the machine's SIMD128 multiply-add peak, now (bench/limits.c): the floor of a text's time
+  const { ensureLimitsWasm, measureLimits } = await import('./limits.mjs');
+  const why = ensureLimitsWasm();
+  const peak = why ? null : (await measureLimits({})).peakMaddPerSec;
+  report(results, models, only, peak);
   const j = value('--json');
-  if (j) writeFileSync(j, JSON.stringify(results, null, 2));
+  if (j) writeFileSync(j, JSON.stringify({ ...results, peakMaddPerSec: peak }, null, 2));
 }
 
-function report(results, models, rids) {
+function report(results, models, rids, peak) {
   const fmt = (n, d = 1) => (n == null || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
   const MiB = (kb) => kb / 1024;
   const lines = [`\n### Sentence encoders: mlrt vs onnxruntime-web (medians of ${RUNS} fresh processes; token ids in, tokenizer not timed)`];
   if (process.env.MLRT_WASM) lines.push(`mlrt: ${path.relative(REPO, process.env.MLRT_WASM)} through its raw exports (mlrt_load_files, mlrt_run)`);
   for (const model of models) {
-    const R = results[model], L = MODELS[model].lengths;
+    const R = results[model], C = cellsOf(model);
     const bare = R.bare.maxRssKB;
-    lines.push(`\n${MODELS[model].label}; model.safetensors ${fmt(R.modelBytes / 2 ** 20)} MiB, model.onnx ${fmt(R.onnxBytes / 2 ** 20)} MiB; bare Node ${fmt(MiB(bare))} MiB\n`);
-    const cellCols = L.flatMap((T) => BATCHES.map((B) => `T=${T} b${B}`));
+    lines.push(`\n${MODELS[model].label}; model.safetensors ${fmt(R.modelBytes / 2 ** 20)} MiB, model.onnx ${fmt(R.onnxBytes / 2 ** 20)} MiB, ` +
+      `model.q8.apr ${fmt(R.q8Bytes / 2 ** 20)} MiB; bare Node ${fmt(MiB(bare))} MiB\n`);
+    const cellCols = C.map(([T, B]) => `T=${T} b${B}`);
     lines.push(`| runtime | cold start | since process start | ${cellCols.join(' | ')} | peak RSS | RSS over bare | wasm bytes |`);
     lines.push(`|---|---:|---:|${cellCols.map(() => '---:').join('|')}|---:|---:|---:|`);
     for (const rid of rids) {
       const row = R.runtimes[rid];
       const err = row.cold.error ?? row.latency?.error ?? row.rss?.error;
-      if (err) { lines.push(`| ${rid} | ${err.slice(0, 90)} |${' |'.repeat(cellCols.length + 5)}`); continue; }
-      const cells = L.flatMap((T) => BATCHES.map((B) => {
+      if (err) { lines.push(`| ${rid} | ${err.slice(0, 170)} |${' |'.repeat(cellCols.length + 5)}`); continue; }
+      const cells = C.map(([T, B]) => {
         const ms = row.latency.cells[`${T}x${B}`], cpu = row.latency.cpu[`${T}x${B}`];
         return `${fmt(ms, ms < 10 ? 2 : 1)} ms (cpu ${fmt(cpu, cpu < 10 ? 2 : 1)}; ${fmt((1000 * B) / ms, 0)}/s)`;
-      }));
+      });
       lines.push(`| ${rid} | ${fmt(row.cold.coldMs)} ms | ${fmt(row.cold.sinceStartMs)} ms | ${cells.join(' | ')} | ${fmt(MiB(row.rss.maxRssKB))} MiB | ${fmt(MiB(row.rss.maxRssKB - bare))} MiB | ${row.cold.wasmBytes.toLocaleString('en-US')} |`);
     }
+    const ok = (rid) => R.runtimes[rid] && !R.runtimes[rid].cold.error && !R.runtimes[rid].latency?.error && !R.runtimes[rid].rss?.error;
+    const ratio = (a, b) => C.map(([T, B]) => `T=${T} b${B} ${fmt(R.runtimes[a].latency.cells[`${T}x${B}`] / R.runtimes[b].latency.cells[`${T}x${B}`], 2)}x`).join(', ');
+    const L = MODELS[model].lengths;
     const m = R.runtimes.mlrt, o = R.runtimes['ort-1t'];
-    if (m && o && !m.cold.error && !m.latency?.error && !o.cold.error && !o.latency?.error) {
+    if (ok('mlrt') && ok('ort-1t')) {
       const ratios = L.map((T) => `T=${T} ${fmt(m.latency.cells[`${T}x1`] / o.latency.cells[`${T}x1`], 2)}x`);
       let d = 0;
       m.latency.check.forEach((v, i) => { d = Math.max(d, Math.abs(v - o.latency.check[i])); });
@@ -325,11 +399,25 @@ function report(results, models, rids) {
           `cold <= 0.1x: ${m.cold.coldMs / o.cold.coldMs <= 0.1 ? 'met' : 'NOT met'}; RSS <= bare + model + 16 MiB: ${m.rss.maxRssKB - bare <= (R.modelBytes / 1024 + 16 * 1024) ? 'met' : 'NOT met'}`);
       }
     }
+    if (ok('mlrt-q8') && ok('ort-q8-1t')) lines.push(`mlrt Q8 / ORT dynamic Q8, 1 thread: ${ratio('mlrt-q8', 'ort-q8-1t')}; RSS over bare ${fmt(MiB(R.runtimes['mlrt-q8'].rss.maxRssKB - bare))} MiB`);
+    if (ok('mlrt-q8') && ok('mlrt')) lines.push(`mlrt Q8 / mlrt f32: ${ratio('mlrt-q8', 'mlrt')}`);
+    if (ok('mlrt-2t') && ok('mlrt')) lines.push(`mlrt 2 threads / 1 thread (wall; < 1 is faster): ${ratio('mlrt-2t', 'mlrt')}`);
+    if (ok('mlrt-2t') && ok('ort-2t')) lines.push(`mlrt 2 threads / ORT 2 threads: ${ratio('mlrt-2t', 'ort-2t')}`);
+    if (ok('ort-2t') && ok('ort-1t')) lines.push(`ORT 2 threads / 1 thread: ${ratio('ort-2t', 'ort-1t')}`);
+    if (peak) {
+      const floor = (T) => (1000 * macsPerText(MODELS[model].shape, T)) / peak;
+      // against CPU time per call: on one thread, the figure a busy machine disturbs least
+      const at = (rid, T) => (ok(rid) ? ` (mlrt f32 at ${fmt(floor(T) / R.runtimes[rid].latency.cpu[`${T}x1`] * 100, 0)}% of it, by CPU time)` : '');
+      lines.push(`Floor (multiply-adds per text / the SIMD128 peak measured now, ${fmt(peak / 1e9)} G madd/s, 1 thread): ` +
+        L.map((T) => `T=${T} ${fmt(macsPerText(MODELS[model].shape, T) / 1e6, 0)} M madds, ${fmt(floor(T), 2)} ms${at('mlrt', T)}`).join('; ') +
+        `; batch ${BATCH} x T=16 at most ${fmt(1000 / floor(16), 0)} texts/s per thread`);
+    }
   }
   const loads = Object.values(results).flatMap((R) => Object.values(R.runtimes).flatMap((row) => Object.values(row).map((m) => m.loadavg).filter(Number.isFinite)));
-  lines.push(`\nCells: wall median per call (CPU time per call of the whole process; texts/s). Machine: ${os.cpus().length} cores, 1-min load average during the runs ${fmt(Math.min(...loads))}–${fmt(Math.max(...loads))}: ` +
+  lines.push(`\nCells: wall median per call (CPU time per call of the whole process; texts/s). Machine: ${os.cpus().length} cores, 1-min load average during the runs ${loads.length ? `${fmt(Math.min(...loads))}–${fmt(Math.max(...loads))}` : '—'}: ` +
     'with other work on the machine, compare the CPU column and the ratios.');
-  lines.push('Not measured here yet: transformers.js, ruvector-onnx-embeddings-wasm, batch 32, mlrt Q8 and threads.');
+  lines.push('mlrt-q8: dense weights and word embeddings Q8 (mlrt convert --quantize q8 --embeddings q8); ort-q8: quantize_dynamic\'s form (MatMulInteger, embeddings f32). ' +
+    'ruvector: texts in (its tokenizer timed), the same words as the ids. Batch 32 x T=128 on threads: bench/encoder-threads.mjs.');
   console.log(lines.join('\n'));
 }
 

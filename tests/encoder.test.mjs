@@ -380,7 +380,7 @@ test('SIMD128 and scalar builds give the same bits; relaxed SIMD within 1e-5 (Mi
   clearWeightCache();
 });
 
-test('a threaded runtime embeds with the same bits (on its calling thread)', { skip: !existsSync(join(ROOT, 'wasm/mlrt-threads.wasm')) && 'no wasm/mlrt-threads.wasm' }, async () => {
+test('a threaded runtime embeds with the same bits (its batches split between the threads: tests/encoder-threads.test.mjs)', { skip: !existsSync(join(ROOT, 'wasm/mlrt-threads.wasm')) && 'no wasm/mlrt-threads.wasm' }, async () => {
   const t = await createRuntime({ threads: 2 });
   const files = await makeFolder('tiny');
   const texts = G.manifest.inputs['texts:tiny'].texts;

@@ -353,7 +353,8 @@ export interface Runtime {
   readonly build: {
     readonly simd: boolean;
     readonly relaxed: boolean;
-    /** Threads predict and predictBatch run dense models on (this one and the workers); 1 without workers. */
+    /** Threads predict and predictBatch run dense models on, and encoders' embed and embedTokens their
+     * batches' texts (this one and the workers); 1 without workers. */
     readonly threads: number;
     /** Why `threads` > 1 was asked for but the runtime runs on one thread (e.g. 'no SharedArrayBuffer'). */
     readonly threadsUnavailable?: string;
@@ -394,7 +395,8 @@ export interface ThreadPoolDiagnostics {
   /** Wakes the sleeping workers (they spin for the next job); returns how many slept. */
   wake(): number;
   /** Jobs the workers finished without error since the pool started: blocks of a batch's rows
-   * (batches of 16 rows or more) and slices of a layer's outputs (smaller batches). */
+   * (dense models' batches of 16 rows or more; encoders' batches of 2 texts or more) and slices of a
+   * layer's outputs (dense models' smaller batches). */
   readonly completed: { readonly rows: number; readonly slices: number };
 }
 
@@ -550,10 +552,15 @@ export interface Encoder {
   readonly disposed: boolean;
   /** n texts -> Float32Array(n * info.dim), row after row (one text: n = 1): tokenized by the model's
    * tokenizer (lowercased first when info.lowerCase, truncated to info.maxLength), pooled, normalized
-   * when info.normalize. batchSize (default 32): texts per call into the module; results do not depend on it. */
+   * when info.normalize. batchSize (default 32): texts per call into the module; results do not depend on it.
+   * On a runtime with threads (createRuntime({ threads })), each call's texts are tokenized on the calling
+   * thread and split in blocks of whole texts between it and the workers (balanced by tokens), with the
+   * bits and refusals of one thread; a single text runs on the calling thread, as do a lowercasing
+   * model's (info.lowerCase) non-ASCII texts. */
   embed(texts: TokenizerText | readonly TokenizerText[], options?: { batchSize?: number }): Float32Array;
   /** Token ids -> Float32Array(rows * info.dim). INVALID_ARGUMENT for an id outside the vocabulary, a
-   * row wider than info.maxPositions, a row without tokens, left padding with CLS pooling. */
+   * row wider than info.maxPositions, a row without tokens, left padding with CLS pooling. With threads,
+   * rows are split between the threads as in embed. */
   embedTokens(input: TokenInput): Float32Array;
   /** Returns the encoder's memory (and its tokenizer's) to the wasm heap. Safe to call twice. */
   free(): void;
@@ -571,9 +578,10 @@ export interface RuntimeOptions {
   /** 'auto' (default) picks the relaxed-SIMD build when the engine has relaxed SIMD (Chromium,
    * workerd; Node 20 with --experimental-wasm-relaxed-simd); false: the SIMD128 build. */
   relaxed?: 'auto' | boolean;
-  /** Threads for predict and predictBatch on dense models: 1 (default), n, or 'auto' (one per core). Needs
-   * SharedArrayBuffer (browsers: a cross-origin-isolated page); otherwise one thread, with
-   * build.threadsUnavailable saying why. Rows give the same bits for any thread count. */
+  /** Threads for predict and predictBatch on dense models, and for encoders' embed and embedTokens
+   * batches: 1 (default), n, or 'auto' (one per core). Needs SharedArrayBuffer (browsers: a
+   * cross-origin-isolated page); otherwise one thread, with build.threadsUnavailable saying why. Rows
+   * and texts give the same bits for any thread count. */
   threads?: number | 'auto';
   /** The threaded build (default: mlrt-threads.wasm next to this module). */
   threadsWasm?: BufferSource | URL | string | Response | Promise<Response> | WebAssembly.Module;

@@ -1110,6 +1110,31 @@ function tokenRows(v, name, dims, what, rows) {
   return { data, rows: list.length, width, lengths: list.map((r) => r.length) };
 }
 
+// Threads: the bytes before the texts in #embedOnThreads' scratch (mlrt_encode_options 12, mlrt_batch_encoding 24),
+// and the three input names' (16 bytes each).
+const ENCODE_BLOCK = 40;
+const ENCODER_INPUT_NAMES = 48;
+
+const isAscii = (t) => (typeof t === 'string' ? /^[\0-\x7f]*$/.test(t) : t.every((c) => c < 0x80));
+
+/**
+ * Row ends of `parts` blocks of consecutive rows with about the same work each: a row of n real
+ * tokens costs n * (perToken + 2n) (the dense layers, then attention over the row's n tokens).
+ */
+function splitRows(lengths, parts, perToken) {
+  const cost = lengths.map((n) => n * (perToken + 2 * n)), total = cost.reduce((a, c) => a + c, 0);
+  const ends = [];
+  let sum = 0, r = 0;
+  for (let b = 1; b < parts; b++) {
+    const target = (total * b) / parts;
+    // at least one row before and after
+    while (r < lengths.length - (parts - b) && (r < (ends.at(-1) ?? 0) + 1 || sum + cost[r] / 2 < target)) sum += cost[r++];
+    ends.push(r);
+  }
+  ends.push(lengths.length);
+  return ends;
+}
+
 /**
  * A BERT-family sentence encoder (rt.loadEncoder): texts or token ids in, one embedding per text out,
  * each text giving the same bits alone as in any batch.
@@ -1155,6 +1180,7 @@ class Encoder {
     const out = new Float32Array(n * dim);
     for (let i = 0; i < n; i += batchSize) {
       const part = list.slice(i, i + batchSize), k = part.length;
+      if (w.threads && k > 1 && this.#embedOnThreads(part, out.subarray(i * dim, (i + k) * dim))) continue;
       const bound = part.reduce((a, t) => a + utf8Bound(t), 0);
       w.withScratch(k * dim * 4 + k * 4 + bound + 1, (outPtr) => {
         const ends = outPtr + k * dim * 4, textAt = ends + k * 4;
@@ -1206,11 +1232,96 @@ class Encoder {
       bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
     }));
     const w = this.#wasm, ptr = this.#m.ptr;
-    w.withScratch(tensorBlockBytes(tensors), (block) => {
+    return w.withScratch(tensorBlockBytes(tensors), (block) => {
       writeTensors(w, block, tensors);
+      if (w.threads && rows > 1 && width > 0) { // rows split between the threads, by their real tokens
+        const inputs = tensors.map((t, k) => ({ name: w.view().getUint32(block + k * TENSOR.bytes + TENSOR.name, true),
+          dtype: t.dtype, data: w.view().getUint32(block + k * TENSOR.bytes + TENSOR.data, true), size: t.bytes.length / (rows * width) }));
+        const real = new Array(rows).fill(0);
+        for (let i = 0; i < rows * width; i++) if (maskData[i]) real[(i / width) | 0]++;
+        const out = this.#runOnThreads(inputs, rows, width, real);
+        if (out) return out;
+      }
       w.check(w.x.mlrt_run(ptr, block, tensors.length, w.error));
+      return readOutput(w, ptr, 0).data;
     });
-    return readOutput(w, ptr, 0).data;
+  }
+
+  // ---- threads (createRuntime({ threads })): the texts of a batch split between the threads.
+  // Tokenized here, on the calling thread; each thread runs a block of whole rows with mlrt_run (this
+  // one on the model, each worker on a fork of it: the same weights, scratch of its own), and a text
+  // gives the bits it gives alone. False (nothing done) when the part is better run by mlrt_embed on
+  // this thread: a lowercasing model given non-ASCII text (mlrt_embed's Unicode lowercasing is not
+  // redone here), or any refusal, which mlrt_embed then reports as it does on one thread.
+
+  #embedOnThreads(texts, out) {
+    const w = this.#wasm, info = this.info, k = texts.length;
+    if (info.lowerCase) {
+      if (!texts.every(isAscii)) return false;
+      texts = texts.map((t) => (typeof t === 'string' ? t.toLowerCase() : t.map((c) => (c >= 0x41 && c <= 0x5a ? c + 32 : c))));
+    }
+    const bound = texts.reduce((a, t) => a + utf8Bound(t), 0), p = this.#text;
+    const tok = w.x.mlrt_model_tokenizer(this.#m.ptr);
+    return w.withScratch(ENCODE_BLOCK + 4 * k + bound + 1, (base) => {
+      const opt = base, res = base + 12, ends = base + ENCODE_BLOCK, textAt = ends + 4 * k;
+      let at = textAt;
+      texts.forEach((t, j) => { at += p.put(t, at); w.view().setUint32(ends + 4 * j, at - textAt, true); });
+      const v = w.view();
+      v.setUint32(opt, info.maxLength, true); // mlrt_embed's options: the model's maximum, longest first, padded to the longest
+      v.setUint32(opt + 4, TRUNCATIONS.longest_first, true);
+      v.setUint32(opt + 8, PADDINGS.longest, true);
+      if (w.x.mlrt_tokenizer_encode_batch(tok, textAt, ends, 0, 0, k, opt, res, w.error) !== 0) return false;
+      const [rows, width, ids, types, mask] = [0, 1, 2, 3, 4].map((j) => w.view().getUint32(res + 4 * j, true));
+      const m8 = w.u8(), lengths = [];
+      for (let r = 0; r < rows; r++) {
+        let n = 0;
+        for (let t = 0; t < width; t++) n += m8[mask + r * width + t] !== 0;
+        lengths.push(n);
+      }
+      const inputs = [['input_ids', ids, TENSOR_TYPES.int32, 4], ['attention_mask', mask, TENSOR_TYPES.uint8, 1], ['token_type_ids', types, TENSOR_TYPES.int32, 4]];
+      return w.withScratch(ENCODER_INPUT_NAMES, (names) => {
+        const described = inputs.map(([name, data, type, size], j) => {
+          w.u8().set(encoder.encode(`${name}\0`), names + 16 * j);
+          return { name: names + 16 * j, dtype: type.dtype, data, size };
+        });
+        const y = this.#runOnThreads(described, rows, width, lengths);
+        if (y) out.set(y);
+        return y !== null;
+      });
+    });
+  }
+
+  // rows x width tokens of `inputs` ({ name, dtype, data, size }: pointers into wasm memory, size bytes
+  // per element) split in blocks of whole rows, one per thread, balanced by their work (lengths: the
+  // rows' real tokens) -> Float32Array(rows * dim), or null (the caller runs it on this thread).
+  #runOnThreads(inputs, rows, width, lengths) {
+    const w = this.#wasm, dim = this.info.dim, t = Math.min(w.threads.workers + 1, rows);
+    if (t < 2) return null;
+    const ends = splitRows(lengths, t, 4 * this.info.hiddenSize + 2 * this.info.ffn);
+    return w.withScratch(ends.length * inputs.length * TENSOR.bytes, (block) => {
+      const blocks = ends.map((end, b) => {
+        const r0 = b ? ends[b - 1] : 0, at = block + b * inputs.length * TENSOR.bytes;
+        inputs.forEach((x, j) => {
+          const s = at + j * TENSOR.bytes, v = w.view();
+          for (let i = 0; i < TENSOR.bytes; i += 4) v.setUint32(s + i, 0, true);
+          v.setUint32(s + TENSOR.name, x.name, true);
+          v.setInt32(s + TENSOR.dtype, x.dtype, true);
+          v.setUint32(s + TENSOR.rank, 2, true);
+          v.setBigInt64(s + TENSOR.dims, BigInt(end - r0), true);
+          v.setBigInt64(s + TENSOR.dims + 8, BigInt(width), true);
+          v.setUint32(s + TENSOR.data, x.data + r0 * width * x.size, true);
+        });
+        return { tensors: at, count: inputs.length };
+      });
+      const handles = w.threads.run(this.#m, blocks);
+      if (!handles) return null;
+      const y = new Float32Array(rows * dim);
+      handles.forEach((h, b) => {
+        const r0 = b ? ends[b - 1] : 0, s = w.x.mlrt_output(h, 0);
+        y.set(w.array(Float32Array, w.view().getUint32(s + TENSOR.data, true), (ends[b] - r0) * dim), r0 * dim);
+      });
+      return y;
+    });
   }
 
   /** Returns the encoder's memory (and its tokenizer's) to the wasm heap. Safe to call twice. */

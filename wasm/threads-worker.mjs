@@ -4,9 +4,9 @@
 // The first message gives the worker the threaded build's module, the shared memory, its own stack
 // and thread-local block, and its control block (threads.mjs describes the words). The worker then
 // instantiates the module over that memory and, forever, waits for a job, runs it on a fork of a
-// model (whole rows or one layer's slice of outputs), and posts its status in the control block.
+// model (whole rows, one layer's slice of outputs, or a run of tensors), and posts its status in the control block.
 
-import { CONTROL as C, SPIN, threadImports } from './threads.mjs';
+import { CONTROL as C, JOB, SPIN, threadImports } from './threads.mjs';
 
 /** Starts serving jobs; `ready()` tells the pool the worker is about to wait for the first one. */
 function serve({ module, memory, stack, tls, ctrl }, ready) {
@@ -37,9 +37,10 @@ function serve({ module, memory, stack, tls, ctrl }, ready) {
 function runJob(x, w) {
   try {
     const model = Atomics.load(w, C.MODEL), input = Atomics.load(w, C.IN), n = Atomics.load(w, C.N), out = Atomics.load(w, C.OUT);
-    return Atomics.load(w, C.SLICE)
-      ? x.mlrt_layer_slice(model, Atomics.load(w, C.LAYER), input, out, n, Atomics.load(w, C.O0), Atomics.load(w, C.O1), 0)
-      : x.mlrt_predict_batch(model, input, n, out, 0);
+    const kind = Atomics.load(w, C.KIND);
+    return kind === JOB.SLICE ? x.mlrt_layer_slice(model, Atomics.load(w, C.LAYER), input, out, n, Atomics.load(w, C.O0), Atomics.load(w, C.O1), 0)
+      : kind === JOB.RUN ? x.mlrt_run(model, input, n, 0)
+        : x.mlrt_predict_batch(model, input, n, out, 0);
   } catch {
     return -1; // a trap: the job still ends (the main thread is waiting)
   }

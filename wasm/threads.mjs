@@ -3,19 +3,22 @@
 // (ThreadRunner). Imported by mlrt.mjs only when createRuntime({ threads }) asks for more than one,
 // and by the workers' program, threads-worker.mjs.
 //
-// The policy, for dense models only (the ones that fork: same weights, scratch of their own):
+// The policy, for dense models (the ones that fork: same weights, scratch of their own):
 //   - batches of at least 2 x MIN_ROWS_PER_THREAD rows split their rows between the threads, in
 //     blocks of whole register tiles (ROW_ALIGN rows);
 //   - smaller batches split each large layer's outputs instead (slices of SLICE outputs, for layers
 //     of at least SLICE_MIN_MACS multiply-adds), layer by layer;
 //   - anything else, and any split that fails, runs on the calling thread, whose error then names
 //     the row as it does with one thread. Every row gives the bits it gives on one thread.
+// Sentence encoders (mlrt.mjs' Encoder) choose their own split of texts and hand the blocks to
+// run(): each block of rows is one mlrt_run, on the model here and on a fork in each worker.
 //
 // One job at a time per worker, through a control block of CONTROL.WORDS Int32 words per worker in
 // wasm memory:
 //   [SEQ] job number, bumped by the main thread to start a job   [DONE] the last job finished
 //   [MODEL] [IN] [N] [OUT]  the job: a fork handle, rows, pointers  [STATUS] the call's status
-//   [SLICE] 1: outputs [O0, O1) of layer [LAYER] (mlrt_layer_slice); 0: whole rows (mlrt_predict_batch)
+//   [KIND] the job's kind (JOB): whole rows (mlrt_predict_batch), outputs [O0, O1) of layer [LAYER]
+//          (mlrt_layer_slice), or a run (mlrt_run of the [N] mlrt_tensor structs at [IN])
 //   [ASLEEP] 1 while the worker sleeps in Atomics.wait: slices (a few µs of work) are not worth
 //            a wake-up; the main thread wakes it to spin for the next call instead
 // The main thread runs its own share meanwhile, then waits for every worker's DONE. Workers block in
@@ -24,8 +27,10 @@
 
 /** The control block's words (shared with threads-worker.mjs). */
 export const CONTROL = Object.freeze({
-  SEQ: 0, DONE: 1, MODEL: 2, IN: 3, N: 4, OUT: 5, STATUS: 6, SLICE: 7, LAYER: 8, O0: 9, O1: 10, ASLEEP: 11, WORDS: 16,
+  SEQ: 0, DONE: 1, MODEL: 2, IN: 3, N: 4, OUT: 5, STATUS: 6, KIND: 7, LAYER: 8, O0: 9, O1: 10, ASLEEP: 11, WORDS: 16,
 });
+/** The kinds of job (the control block's KIND word). */
+export const JOB = Object.freeze({ ROWS: 0, SLICE: 1, RUN: 2 });
 /** Loads of a control word before a thread sleeps in Atomics.wait (roughly 0.1-0.3 ms): a sleeping
  * thread takes far longer than that to wake on some machines (a 2-core VM among them). */
 export const SPIN = 200000;
@@ -123,7 +128,7 @@ class Pool {
   #ctrl;      // byte offset of the control blocks
   #seq = 0;
   #canWait;   // Atomics.wait is refused on a browser's main thread: spin there instead
-  #completed = { rows: 0, slices: 0 }; // jobs the workers finished with status 0
+  #completed = { rows: 0, slices: 0 }; // jobs the workers finished with status 0 (runs count as rows)
 
   /** Starts `count` workers; `wasm` allocates their stacks, thread-local blocks and control words. */
   static async start(module, memory, count, wasm) {
@@ -166,8 +171,8 @@ class Pool {
   #words() { return new Int32Array(this.#memory.buffer, this.#ctrl, this.#workers.length * CONTROL.WORDS); }
 
   /**
-   * Runs jobs[k] = { model, in, n, out } (rows), or { slice: true, model, layer, in, n, out, o0, o1 }
-   * (a layer's outputs), on worker k while `own()` runs on this thread; returns the workers'
+   * Runs jobs[k] = { model, in, n, out } (rows), { slice: true, model, layer, in, n, out, o0, o1 }
+   * (a layer's outputs), or { run: true, model, in, n } (n tensors), on worker k while `own()` runs on this thread; returns the workers'
    * statuses (0: OK).
    */
   run(jobs, own) {
@@ -175,7 +180,7 @@ class Pool {
     jobs.forEach((j, k) => {
       const b = k * C.WORDS;
       words[b + C.MODEL] = j.model; words[b + C.IN] = j.in; words[b + C.N] = j.n; words[b + C.OUT] = j.out;
-      words[b + C.SLICE] = j.slice ? 1 : 0;
+      words[b + C.KIND] = j.slice ? JOB.SLICE : j.run ? JOB.RUN : JOB.ROWS;
       if (j.slice) { words[b + C.LAYER] = j.layer; words[b + C.O0] = j.o0; words[b + C.O1] = j.o1; }
       Atomics.store(words, b + C.SEQ, seq);
       Atomics.notify(words, b + C.SEQ);
@@ -312,6 +317,22 @@ export class ThreadRunner {
   #forks(model) {
     model.threads ??= ModelThreads.fork(this.#wasm, model.ptr, this.#pool.size);
     return model.threads.forks;
+  }
+
+  /**
+   * mlrt_run of blocks[0] on the model on this thread, and of blocks[k] on the k-th fork on worker
+   * k - 1 meanwhile: blocks[k] = { tensors, count } (mlrt_tensor structs in wasm memory), at most
+   * one per thread. Returns the model handles whose output 0 holds each block's result (the model,
+   * then forks), or null when the model does not fork or any run failed: the caller then runs the
+   * whole batch on this thread, whose error names the row as it does with one thread.
+   */
+  run(model, blocks) {
+    const w = this.#wasm, forks = this.#forks(model);
+    if (!forks || blocks.length > forks.length + 1) return null;
+    const jobs = blocks.slice(1).map((b, k) => ({ run: true, model: forks[k], in: b.tensors, n: b.count, out: 0 }));
+    let own = 0;
+    const statuses = this.#pool.run(jobs, () => { own = w.x.mlrt_run(model.ptr, blocks[0].tensors, blocks[0].count, w.error); });
+    return own === 0 && statuses.every((st) => st === 0) ? [model.ptr, ...forks.slice(0, jobs.length)] : null;
   }
 
   /** Ends the workers. */
