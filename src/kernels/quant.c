@@ -313,7 +313,7 @@ KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_
 
 #if MLRT__Q8_K == 2
 /* Q8, four rows through one panel of 8 outputs at w (`stride` bytes per input pair), every pair
- * (zeros add exactly 0), the i32 sums added to acc[r * as + j] as floats after each group of
+ * (zeros add exactly 0), the i32 sums summed into acc[r * as + j] as floats after each group of
  * MLRT__Q8_GROUP inputs: the bits of q8_panels over the runs. x4: the rows' pairs side by side,
  * x4[8k + 2r + t] = xq_r[2k + t] (one load gives pair k of the four rows). */
 #ifdef __wasm_simd128__
@@ -336,9 +336,9 @@ KERNEL void q8_rows4(const uint8_t *w, size_t stride, const int16_t *x4, size_t 
             s = wasm_v128_load32_splat(x + 6);
             a30 = wasm_i32x4_add(a30, wasm_i32x4_dot_i16x8(w0, s)), a31 = wasm_i32x4_add(a31, wasm_i32x4_dot_i16x8(w1, s));
         }
-#define FLUSH(r, a0, a1) \
-        wasm_v128_store(acc + (r) * as, wasm_f32x4_add(wasm_v128_load(acc + (r) * as), wasm_f32x4_convert_i32x4(a0))), \
-        wasm_v128_store(acc + (r) * as + 4, wasm_f32x4_add(wasm_v128_load(acc + (r) * as + 4), wasm_f32x4_convert_i32x4(a1)))
+#define FLUSH(r, a0, a1) /* (the first group stores: 0 + x = x) */ \
+        wasm_v128_store(acc + (r) * as, g ? wasm_f32x4_add(wasm_v128_load(acc + (r) * as), wasm_f32x4_convert_i32x4(a0)) : wasm_f32x4_convert_i32x4(a0)), \
+        wasm_v128_store(acc + (r) * as + 4, g ? wasm_f32x4_add(wasm_v128_load(acc + (r) * as + 4), wasm_f32x4_convert_i32x4(a1)) : wasm_f32x4_convert_i32x4(a1))
         FLUSH(0, a00, a01), FLUSH(1, a10, a11), FLUSH(2, a20, a21), FLUSH(3, a30, a31);
 #undef FLUSH
     }
@@ -356,8 +356,8 @@ KERNEL void q8_rows4(const uint8_t *w, size_t stride, const int16_t *x4, size_t 
                 for (int j = 0; j < 8; j++) s[r][j] += q[2 * j] * x0 + q[2 * j + 1] * x1;
             }
         }
-        for (int r = 0; r < 4; r++)
-            for (int j = 0; j < 8; j++) acc[r * as + j] += (float)s[r][j];
+        for (int r = 0; r < 4; r++) /* (the first group stores: 0 + x = x) */
+            for (int j = 0; j < 8; j++) acc[r * as + j] = g ? acc[r * as + j] + (float)s[r][j] : (float)s[r][j];
     }
 }
 #endif
@@ -412,8 +412,19 @@ static void store_scaled(const float *acc8, double mul, double zp, const int32_t
                          float *y, size_t n) {
     if (qsum && zp != 0.0)
         for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul + zp * qsum[j]) + bias8[j];
-    else
-        for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
+    else {
+        size_t j = 0;
+#ifdef __wasm_simd128__
+        const v128_t m = wasm_f64x2_splat(mul);
+        for (; j + 4 <= n; j += 4) { /* the same steps in double, two lanes at a time */
+            const v128_t a = wasm_v128_load(acc8 + j);
+            const v128_t lo = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a), m));
+            const v128_t hi = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(a, a, 1, 1)), m));
+            wasm_v128_store(y + j, wasm_f32x4_add(wasm_i64x2_shuffle(lo, hi, 0, 2), wasm_v128_load(bias8 + j)));
+        }
+#endif
+        for (; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
+    }
 }
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once (Q8 relaxed:
  * 2 at a time), the panels of a smaller (last) band one by one. runs: Q8 runs of nonzero words, Q4 nonzero groups. */
@@ -539,7 +550,6 @@ static void q8_forward_rows(const mlrt__dense *l, const float *x, size_t x_strid
         const size_t np = mlrt__qband_np(l, o), n = l->out - o < 32 ? l->out - o : 32;
         const uint8_t *w = l->q + o * in_q;
         for (size_t b = 0; b < blocks; b++) {
-            memset(acc, 0, sizeof acc);
             for (size_t p = 0; p < np; p++) q8_rows4(w + 16 * p, 16 * np, x4 + b * 4 * in_q, pairs, acc + 8 * p, 32);
             for (size_t j = 0; j < 4 && 4 * b + j < nd; j++) {
                 const size_t r = dense[4 * b + j];
