@@ -496,7 +496,7 @@ static void forward_row(const mlrt__dense *l, const float *x, float *yr, size_t 
 }
 
 #if MLRT__Q8_K == 2
-/* Q8, up to MLRT__Q8_ROWS rows at once: each is quantized (xq: one row per in_q), the rows with at
+/* Q8, up to MLRT__Q8_ROWS(in_q) rows at once: each is quantized (xq: one row per in_q), the rows with at
  * least half their pairs nonzero go in blocks of four (a block of 2 or 3 repeats its last row),
  * interleaved into x4, and run band by band through q8_rows4, so that one weight load serves four
  * rows and a band's weights stay in cache for the next block; the other rows run alone over their
@@ -504,9 +504,9 @@ static void forward_row(const mlrt__dense *l, const float *x, float *yr, size_t 
 static void q8_forward_rows(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                             size_t o0, size_t o1, int16_t *xq, uint32_t *nz) {
     const size_t in_q = l->in_q, pairs = in_q / 2;
-    int16_t *x4 = xq + MLRT__Q8_ROWS * in_q;
-    double mul[MLRT__Q8_ROWS];
-    uint8_t dense[MLRT__Q8_ROWS]; /* the rows that go in blocks */
+    int16_t *x4 = xq + MLRT__Q8_ROWS(in_q) * in_q;
+    double mul[MLRT__Q8_ROWS_MAX];
+    uint8_t dense[MLRT__Q8_ROWS_MAX]; /* the rows that go in blocks */
     size_t nd = 0;
     for (size_t r = 0; r < rows; r++) {
         const int16_t *q = xq + r * in_q;
@@ -571,9 +571,9 @@ MLRT__SMALL void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_
                         size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz) {
 #if MLRT__Q8_K == 2
     if (l->wq == MLRT__WQ_Q8 && rows >= 2) {
-        for (size_t r = 0; r < rows; r += MLRT__Q8_ROWS)
-            q8_forward_rows(l, x + r * x_stride, x_stride, y + r * y_stride, y_stride, rows - r < MLRT__Q8_ROWS ? rows - r : MLRT__Q8_ROWS,
-                            o0, o1, xq, nz);
+        const size_t chunk = MLRT__Q8_ROWS(l->in_q);
+        for (size_t r = 0; r < rows; r += chunk)
+            q8_forward_rows(l, x + r * x_stride, x_stride, y + r * y_stride, y_stride, rows - r < chunk ? rows - r : chunk, o0, o1, xq, nz);
         return;
     }
 #endif
