@@ -5,7 +5,7 @@
 //   node bench/encoder-speed.mjs [--wasm wasm/mlrt.wasm] [--shape minilm|bge|tiny] [--q8] [--runs 20]
 //
 // Prints per T (16, 128) and batch 32 x 16 the median milliseconds of a run (ids through mlrt_run,
-// sentence_embedding out), after two warm-up runs. Weights: normal(0, 0.02), as BERT's init.
+// sentence_embedding out), wall and the process's CPU time (steadier on a busy machine), after two warm-up runs. Weights: normal(0, 0.02), as BERT's init.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
@@ -111,20 +111,24 @@ function runIds(rows, width) {
   for (let i = 0; i < rows * width; i++) dv.setInt32(ids + 4 * i, i % width === 0 ? 101 : i % width === width - 1 ? 102 : 1000 + ((i * 7919) % 20000), true);
   dv.setUint32(t, idsName, true); dv.setUint32(t + 4, 9 /* MLRT_I32 */, true); dv.setUint32(t + 8, 2, true);
   dv.setBigInt64(t + 16, BigInt(rows), true); dv.setBigInt64(t + 24, BigInt(width), true); dv.setUint32(t + 80, ids, true);
-  const times = [];
+  const times = [], cpu = [];
   for (let r = 0; r < runs + 2; r++) {
-    const s = performance.now();
+    const s = performance.now(), c = process.cpuUsage();
     if (x.mlrt_run(model, t, 1, err)) throw new Error(message());
-    if (r >= 2) times.push(performance.now() - s);
+    const d = process.cpuUsage(c);
+    if (r >= 2) times.push(performance.now() - s), cpu.push((d.user + d.system) / 1000);
   }
-  times.sort((a, b) => a - b);
-  return times[times.length >> 1];
+  const median = (v) => v.sort((a, b) => a - b)[v.length >> 1];
+  return [median(times), median(cpu)];
 }
 const { measureLimits } = await import('./limits.mjs');
 const peak = (await measureLimits({})).peakMaddPerSec; // multiply-adds/s, SIMD128, measured now: the machine may be busy
 const macs = (T) => L * T * (4 * H * H + 2 * H * I + 2 * T * H); // dense layers + attention (scores and values)
 const floor = (T, rows = 1) => `floor ${(1000 * rows * macs(T) / peak).toFixed(1)} ms at the SIMD peak (${(peak / 1e9).toFixed(1)} G/s now)`;
 console.log(`${opt('shape', 'minilm')} ${q8 ? 'Q8' : 'f32'} (${H} hidden, ${L} layers, ${A} heads, FFN ${I}), ${wasmPath.split('/').pop()}: load ${loadMs.toFixed(0)} ms`);
-for (const T of [16, 128]) console.log(`  T=${T}: ${runIds(1, T).toFixed(2)} ms; ${floor(T)}`);
-const b = runIds(32, 16);
-console.log(`  batch 32 x T=16: ${b.toFixed(1)} ms (${(32000 / b).toFixed(0)} texts/s); ${floor(16, 32)}`);
+for (const T of [16, 128]) {
+  const [ms, cpu] = runIds(1, T);
+  console.log(`  T=${T}: ${ms.toFixed(2)} ms (CPU ${cpu.toFixed(2)} ms); ${floor(T)}`);
+}
+const [b, bc] = runIds(32, 16);
+console.log(`  batch 32 x T=16: ${b.toFixed(1)} ms (CPU ${bc.toFixed(1)} ms, ${(32000 / b).toFixed(0)} texts/s); ${floor(16, 32)}`);

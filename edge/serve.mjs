@@ -85,7 +85,7 @@ ${binds}
 `;
 }
 
-async function startWorkerd(opts, modules, bindings) {
+export async function startWorkerd(opts, modules, bindings) {
   const dir = await mkdtemp(join(tmpdir(), 'mlrt-edge-'));
   for (const m of modules) {
     await mkdir(dirname(join(dir, m.name)), { recursive: true });

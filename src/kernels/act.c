@@ -265,11 +265,18 @@ __attribute__((noinline)) static v4 gelu4(v4 x) {
     v4 a = (v4)((i4)x & 0x7fffffff), xc = select4(a < splat(16.0f), x, splat(16.0f)); /* (E = 0 from 13.3 on) */
     v4 xh = (v4)((i4)xc & (int32_t)0xfffff000), xl = xc - xh;
     v4 e = mlrt__exp4x(xh * xh * splat(-0.5f), splat(0.0f) - (xh * xl + xl * xl * splat(0.5f)));
-    v4 s = a - splat(1.0f), q = splat(GELU_Q[10]);
-    MLRT__ROLLED for (int k = 9; k >= 0; k--) q = q * s + splat(GELU_Q[k]); /* (rolled: 2 KB smaller, as fast) */
     i4 near = a < splat(2.0f);
-    v4 u = splat(1.0f) / select4(near, splat(2.0f), a), g = splat(GELU_G[9]);
-    MLRT__ROLLED for (int k = 8; k >= 0; k--) g = g * u + splat(GELU_G[k]);
+    const int32_t all = near[0] & near[1] & near[2] & near[3], any = near[0] | near[1] | near[2] | near[3];
+    v4 q = splat(0.0f), g = splat(0.0f), u = splat(1.0f); /* only the polynomials some lane takes */
+    if (any) {
+        v4 s = a - splat(1.0f);
+        q = splat(GELU_Q[10]);
+        MLRT__ROLLED for (int k = 9; k >= 0; k--) q = q * s + splat(GELU_Q[k]); /* (rolled: 2 KB smaller, as fast) */
+    }
+    if (!all) {
+        u = splat(1.0f) / select4(near, splat(2.0f), a), g = splat(GELU_G[9]);
+        MLRT__ROLLED for (int k = 8; k >= 0; k--) g = g * u + splat(GELU_G[k]);
+    }
     v4 c = (x * select4(near, q, g * u)) * e; /* (in this order: no subnormal on the way) */
     return select4(x < splat(0.0f), c, x - c);
 }

@@ -109,7 +109,13 @@ mlrt_status mlrt__quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t 
                                   const char *name, mlrt_error *err);
 /* Quantized layer d's weight w[o][i] as f32, exactly q * scale. */
 float mlrt__quant_weight(const mlrt__dense *d, size_t o, size_t i);
-/* Like mlrt__dense_forward_range for a quantized layer; xq [in_q], xsum [in_q / 4], nz [in_q + 2]: scratch. */
+/* Q8 rows quantized together (kernels/quant.c; blocks of 4 of them share each weight load): up to 64
+ * (a tile), 4 for inputs wider than 2048 (scratch). */
+#define MLRT__Q8_ROWS_MAX 64
+#define MLRT__Q8_ROWS(in_q) ((in_q) <= 2048 ? MLRT__Q8_ROWS_MAX : 4)
+/* Like mlrt__dense_forward_range for a quantized layer; scratch: xq [MLRT__QX(in_q)] (enough for
+ * every layer of in_q or fewer: 2 x rows x in_q), xsum [in_q / 4], nz [in_q + 2]. */
+#define MLRT__QX(in_q) (2 * (MLRT__Q8_ROWS_MAX * (size_t)((in_q) < 2048 ? (in_q) : 2048) + 4 * (size_t)(in_q)))
 void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
                         size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz);
 

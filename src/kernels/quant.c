@@ -19,8 +19,14 @@
  *   Q8  [band][pair k][output j][t]   int8, inputs 2k+t                          (16 bytes per pair and panel)
  *   Q4  [band][quad k][output j][t]   byte: input 4k+t low nibble, 4k+2+t high   (16 bytes per quad and panel)
  * Q4 with in % 4 != 0 keeps the file's blocks as they are (MLRT__WQ_Q4_ROWS): a plain loop, slower.
- * Zero inputs add exactly 0 to integer sums: the kernels walk only a row's runs of nonzero input
+ * Zero inputs add exactly 0 to integer sums: a row alone walks only its runs of nonzero input
  * pairs (Q8) or its groups holding a nonzero input (Q4) — blank image borders, ReLU zeros.
+ * Q8 with int16 rows, a batch (q8_forward_rows): the rows with at least half their pairs nonzero
+ * (encoder activations) go through q8_rows4 four at a time, over every pair: each weight is loaded
+ * and widened once for four rows (a row alone needs one widening load per two multiply-add
+ * instructions), and a band's weights stay in cache from one block of rows to the next. A row's
+ * i32 sums are those of fixed groups of MLRT__Q8_GROUP inputs either way, added to its f32 sum
+ * group after group: a row has the same bits alone as in any batch.
  * The scalar build (no -msimd128) runs the same integer sums in plain C; since integer sums are
  * exact and the f32 steps are the same, both builds give the same bits.
  *
@@ -305,6 +311,58 @@ KERNEL void q4_panel1(const uint8_t *w, size_t stride, const float *scale, size_
     q4_panels(w, stride, scale, sstride, xq, xsum, groups, n_groups, group, acc, 1);
 }
 
+#if MLRT__Q8_K == 2
+/* Q8, four rows through one panel of 8 outputs at w (`stride` bytes per input pair), every pair
+ * (zeros add exactly 0), the i32 sums summed into acc[r * as + j] as floats after each group of
+ * MLRT__Q8_GROUP inputs: the bits of q8_panels over the runs. x4: the rows' pairs side by side,
+ * x4[8k + 2r + t] = xq_r[2k + t] (one load gives pair k of the four rows). */
+#ifdef __wasm_simd128__
+KERNEL void q8_rows4(const uint8_t *w, size_t stride, const int16_t *x4, size_t pairs, float *acc, size_t as) {
+    const size_t gp = MLRT__Q8_GROUP / 2;
+    for (size_t g = 0; g < pairs; g += gp) {
+        const size_t end = pairs - g < gp ? pairs : g + gp;
+        v128_t a00 = wasm_i32x4_splat(0), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+        const uint8_t *p = w + g * stride;
+        const int16_t *x = x4 + 8 * g;
+        /* hot loop (Q8 row blocks): one pair of 8 weights widened once serves four rows, 8 dots */
+        for (size_t k = g; k < end; k++, p += stride, x += 8) {
+            const v128_t w0 = wasm_i16x8_load8x8(p), w1 = wasm_i16x8_load8x8(p + 8);
+            v128_t s = wasm_v128_load32_splat(x);
+            a00 = wasm_i32x4_add(a00, wasm_i32x4_dot_i16x8(w0, s)), a01 = wasm_i32x4_add(a01, wasm_i32x4_dot_i16x8(w1, s));
+            s = wasm_v128_load32_splat(x + 2);
+            a10 = wasm_i32x4_add(a10, wasm_i32x4_dot_i16x8(w0, s)), a11 = wasm_i32x4_add(a11, wasm_i32x4_dot_i16x8(w1, s));
+            s = wasm_v128_load32_splat(x + 4);
+            a20 = wasm_i32x4_add(a20, wasm_i32x4_dot_i16x8(w0, s)), a21 = wasm_i32x4_add(a21, wasm_i32x4_dot_i16x8(w1, s));
+            s = wasm_v128_load32_splat(x + 6);
+            a30 = wasm_i32x4_add(a30, wasm_i32x4_dot_i16x8(w0, s)), a31 = wasm_i32x4_add(a31, wasm_i32x4_dot_i16x8(w1, s));
+        }
+#define FLUSH(r, a0, a1) /* (the first group stores: 0 + x = x) */ \
+        wasm_v128_store(acc + (r) * as, g ? wasm_f32x4_add(wasm_v128_load(acc + (r) * as), wasm_f32x4_convert_i32x4(a0)) : wasm_f32x4_convert_i32x4(a0)), \
+        wasm_v128_store(acc + (r) * as + 4, g ? wasm_f32x4_add(wasm_v128_load(acc + (r) * as + 4), wasm_f32x4_convert_i32x4(a1)) : wasm_f32x4_convert_i32x4(a1))
+        FLUSH(0, a00, a01), FLUSH(1, a10, a11), FLUSH(2, a20, a21), FLUSH(3, a30, a31);
+#undef FLUSH
+    }
+}
+#else
+KERNEL void q8_rows4(const uint8_t *w, size_t stride, const int16_t *x4, size_t pairs, float *acc, size_t as) {
+    const size_t gp = MLRT__Q8_GROUP / 2;
+    for (size_t g = 0; g < pairs; g += gp) {
+        const size_t end = pairs - g < gp ? pairs : g + gp;
+        int32_t s[4][8] = {{0}};
+        for (size_t k = g; k < end; k++) {
+            const int8_t *q = (const int8_t *)w + k * stride;
+            for (int r = 0; r < 4; r++) {
+                int32_t x0 = x4[8 * k + 2 * r], x1 = x4[8 * k + 2 * r + 1];
+                for (int j = 0; j < 8; j++) s[r][j] += q[2 * j] * x0 + q[2 * j + 1] * x1;
+            }
+        }
+        for (int r = 0; r < 4; r++) /* (the first group stores: 0 + x = x) */
+            for (int j = 0; j < 8; j++) acc[r * as + j] = g ? acc[r * as + j] + (float)s[r][j] : (float)s[r][j];
+    }
+}
+#endif
+#endif
+
 /* Q4 in the file's layout (any in): block by block along each output's row, outputs [o0, o1). */
 MLRT__SMALL KERNEL void q4_rows(const mlrt__dense *l, const int16_t *xq, size_t o0, size_t o1, float *acc) {
     const size_t in = l->in;
@@ -327,20 +385,21 @@ MLRT__SMALL KERNEL void q4_rows(const mlrt__dense *l, const int16_t *xq, size_t 
 /* ------------------------------------------------------------ a layer */
 
 /* The runs of nonzero 32-bit words of xq [words] (Q8 input pairs of int16, or quads of 7 bits) as
- * [start, end) pairs into runs, each at most `group` words long (the i32 bound); returns their count.
+ * [start, end) pairs into runs, none crossing a multiple of `group` words (the i32 sums' groups);
+ * a run is marked RUN_FLUSH when the next one lies in a later group, or is none. Returns their count.
  * Dense rows make few long runs; images with blank borders and ReLU outputs make many short ones
- * and skip the zeros. */
+ * and skip the zeros. A row's sums are those of its fixed groups whatever the runs: q8_rows4 gets
+ * the same bits without them. */
 static inline uint32_t word_at(const void *p, size_t k) { uint32_t v; memcpy(&v, (const char *)p + 4 * k, 4); return v; }
 MLRT__SMALL __attribute__((noinline)) static size_t nonzero_runs(const void *xq, size_t words, size_t group, uint32_t *runs) {
-    size_t n = 0, budget = group; /* words left in the current i32 sum */
+    size_t n = 0;
     for (size_t k = 0; k < words;) {
         while (k < words && word_at(xq, k) == 0) k++;
         if (k == words) break;
-        size_t start = k, stop = words - k < budget ? words : k + budget;
+        size_t start = k, stop = (k / group + 1) * group < words ? (k / group + 1) * group : words;
         while (k < stop && word_at(xq, k) != 0) k++;
-        budget -= k - start;
-        runs[2 * n] = (uint32_t)start, runs[2 * n + 1] = (uint32_t)k | (budget ? 0 : RUN_FLUSH), n++;
-        if (!budget) budget = group;
+        if (n && runs[2 * n - 2] / group != start / group) runs[2 * n - 1] |= RUN_FLUSH;
+        runs[2 * n] = (uint32_t)start, runs[2 * n + 1] = (uint32_t)k, n++;
     }
     if (n) runs[2 * n - 1] |= RUN_FLUSH;
     return n;
@@ -353,8 +412,19 @@ static void store_scaled(const float *acc8, double mul, double zp, const int32_t
                          float *y, size_t n) {
     if (qsum && zp != 0.0)
         for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul + zp * qsum[j]) + bias8[j];
-    else
-        for (size_t j = 0; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
+    else {
+        size_t j = 0;
+#ifdef __wasm_simd128__
+        const v128_t m = wasm_f64x2_splat(mul);
+        for (; j + 4 <= n; j += 4) { /* the same steps in double, two lanes at a time */
+            const v128_t a = wasm_v128_load(acc8 + j);
+            const v128_t lo = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a), m));
+            const v128_t hi = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(a, a, 1, 1)), m));
+            wasm_v128_store(y + j, wasm_f32x4_add(wasm_i64x2_shuffle(lo, hi, 0, 2), wasm_v128_load(bias8 + j)));
+        }
+#endif
+        for (; j < n; j++) y[j] = (float)(acc8[j] * mul) + bias8[j];
+    }
 }
 /* One row through the panel kernels, band by band: a whole band of 4 panels at once (Q8 relaxed:
  * 2 at a time), the panels of a smaller (last) band one by one. runs: Q8 runs of nonzero words, Q4 nonzero groups. */
@@ -397,32 +467,115 @@ static double quantize_q8_row(const mlrt__dense *l, const float *x, int16_t *xq,
 #endif
 }
 
-MLRT__SMALL void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
-                        size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz) {
+/* One row, the existing way: quantized into xq, through the panels over its runs (Q8) or groups (Q4). */
+static void forward_row(const mlrt__dense *l, const float *x, float *yr, size_t o0, size_t o1, int16_t *xq, int32_t *xsum,
+                        uint32_t *nz) {
+    double lo = 0.0;
+    double xs = l->wq == MLRT__WQ_Q8 ? quantize_q8_row(l, x, xq, &lo) : quantize_row(x, l->in, l->in_q, xq);
+    if (xs != xs) { /* a non-finite activation: make it reach the output check */
+        for (size_t o = o0; o < o1; o++) yr[o] = INFINITY;
+        return;
+    }
+    size_t n_runs = l->wq == MLRT__WQ_Q8 ? nonzero_runs(xq, l->in_q / MLRT__Q8_K, MLRT__Q8_GROUP / MLRT__Q8_K, nz) : 0;
+    if (l->wq == MLRT__WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
+        for (uint32_t g = 0; g < l->in / l->group; g++) {
+            int32_t s = 0, any = 0;
+            for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i], any |= xq[i];
+            xsum[g] = s;
+            nz[n_runs] = g;
+            n_runs += any != 0;
+        }
+    if (l->wq == MLRT__WQ_Q4_ROWS) {
+        q4_rows(l, xq, o0, o1, yr);
+        store_scaled(yr + o0, xs, 0.0, NULL, l->b + o0, yr + o0, o1 - o0);
+    } else {
+        const double qs = l->wq == MLRT__WQ_Q8 ? (double)l->qs : 1.0;
+        panels_row(l, xq, xsum, nz, n_runs, qs * xs, qs * lo, o0, o1, yr);
+    }
+    mlrt__activate(l->act, yr + o0, o1 - o0);
+}
+
+#if MLRT__Q8_K == 2
+/* Q8, up to MLRT__Q8_ROWS(in_q) rows at once: each is quantized (xq: one row per in_q), the rows with at
+ * least half their pairs nonzero go in blocks of four (a block of 2 or 3 repeats its last row),
+ * interleaved into x4, and run band by band through q8_rows4, so that one weight load serves four
+ * rows and a band's weights stay in cache for the next block; the other rows run alone over their
+ * runs. Both ways give each row the same bits. */
+static void q8_forward_rows(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+                            size_t o0, size_t o1, int16_t *xq, uint32_t *nz) {
+    const size_t in_q = l->in_q, pairs = in_q / 2;
+    int16_t *x4 = xq + MLRT__Q8_ROWS(in_q) * in_q;
+    double mul[MLRT__Q8_ROWS_MAX];
+    uint8_t dense[MLRT__Q8_ROWS_MAX]; /* the rows that go in blocks */
+    size_t nd = 0;
     for (size_t r = 0; r < rows; r++) {
-        float *yr = y + r * y_stride;
-        double lo = 0.0;
-        double xs = l->wq == MLRT__WQ_Q8 ? quantize_q8_row(l, x + r * x_stride, xq, &lo) : quantize_row(x + r * x_stride, l->in, l->in_q, xq);
-        if (xs != xs) { /* a non-finite activation: make it reach the output check */
-            for (size_t o = o0; o < o1; o++) yr[o] = INFINITY;
+        const int16_t *q = xq + r * in_q;
+        mul[r] = (double)l->qs * quantize_row(x + r * x_stride, l->in, in_q, xq + r * in_q);
+        if (mul[r] != mul[r]) { /* a non-finite activation: make it reach the output check */
+            for (size_t o = o0; o < o1; o++) y[r * y_stride + o] = INFINITY;
             continue;
         }
-        size_t n_runs = l->wq == MLRT__WQ_Q8 ? nonzero_runs(xq, l->in_q / MLRT__Q8_K, MLRT__Q8_GROUP / MLRT__Q8_K, nz) : 0;
-        if (l->wq == MLRT__WQ_Q4) /* each group's sum (for the -8 of the nibbles) and the groups that are not all zero */
-            for (uint32_t g = 0; g < l->in / l->group; g++) {
-                int32_t s = 0, any = 0;
-                for (size_t i = g * l->group; i < (g + 1) * l->group; i++) s += xq[i], any |= xq[i];
-                xsum[g] = s;
-                nz[n_runs] = g;
-                n_runs += any != 0;
-            }
-        if (l->wq == MLRT__WQ_Q4_ROWS) {
-            q4_rows(l, xq, o0, o1, yr);
-            store_scaled(yr + o0, xs, 0.0, NULL, l->b + o0, yr + o0, o1 - o0);
-        } else {
-            const double qs = l->wq == MLRT__WQ_Q8 ? (double)l->qs : 1.0;
-            panels_row(l, xq, xsum, nz, n_runs, qs * xs, qs * lo, o0, o1, yr);
-        }
-        mlrt__activate(l->act, yr + o0, o1 - o0);
+        size_t nonzero = 0, k = 0;
+#ifdef __wasm_simd128__
+        for (; k + 4 <= pairs; k += 4)
+            nonzero += 4 - __builtin_popcount(wasm_i32x4_bitmask(wasm_i32x4_eq(wasm_v128_load(q + 2 * k), wasm_i32x4_splat(0))));
+#endif
+        for (; k < pairs; k++) nonzero += word_at(q, k) != 0;
+        if (2 * nonzero >= pairs) dense[nd++] = (uint8_t)r;
+        else panels_row(l, q, NULL, nz, nonzero_runs(q, pairs, MLRT__Q8_GROUP / 2, nz), mul[r], 0.0, o0, o1, y + r * y_stride);
     }
+    const size_t blocks = nd / 4 + (nd % 4 >= 2);
+    for (size_t b = 0; b < blocks; b++) { /* rows 4b.. side by side; the last row repeated to fill a block */
+        const int16_t *q[4];
+        int16_t *d = x4 + b * 4 * in_q;
+        for (size_t j = 0; j < 4; j++) q[j] = xq + dense[4 * b + j < nd ? 4 * b + j : nd - 1] * in_q;
+        size_t k = 0;
+#ifdef __wasm_simd128__
+        for (; k + 4 <= pairs; k += 4) { /* a 4 x 4 transpose of pairs */
+            v128_t a = wasm_v128_load(q[0] + 2 * k), b1 = wasm_v128_load(q[1] + 2 * k), c = wasm_v128_load(q[2] + 2 * k),
+                   e = wasm_v128_load(q[3] + 2 * k);
+            v128_t t0 = wasm_i32x4_shuffle(a, b1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(a, b1, 2, 6, 3, 7);
+            v128_t t2 = wasm_i32x4_shuffle(c, e, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(c, e, 2, 6, 3, 7);
+            wasm_v128_store(d + 8 * k, wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5));
+            wasm_v128_store(d + 8 * k + 8, wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7));
+            wasm_v128_store(d + 8 * k + 16, wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5));
+            wasm_v128_store(d + 8 * k + 24, wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7));
+        }
+#endif
+        for (; k < pairs; k++)
+            for (size_t j = 0; j < 4; j++) d[8 * k + 2 * j] = q[j][2 * k], d[8 * k + 2 * j + 1] = q[j][2 * k + 1];
+    }
+    float acc[4 * 32];
+    for (size_t o = o0; o < o1; o += 32) { /* o0: a multiple of 32, a band's first output */
+        const size_t np = mlrt__qband_np(l, o), n = l->out - o < 32 ? l->out - o : 32;
+        const uint8_t *w = l->q + o * in_q;
+        for (size_t b = 0; b < blocks; b++) {
+            for (size_t p = 0; p < np; p++) q8_rows4(w + 16 * p, 16 * np, x4 + b * 4 * in_q, pairs, acc + 8 * p, 32);
+            for (size_t j = 0; j < 4 && 4 * b + j < nd; j++) {
+                const size_t r = dense[4 * b + j];
+                store_scaled(acc + 32 * j, mul[r], 0.0, NULL, l->b + o, y + r * y_stride + o, n);
+            }
+        }
+    }
+    if (nd % 4 == 1) { /* one dense row left over: alone */
+        const size_t r = dense[nd - 1];
+        const int16_t *q = xq + r * in_q;
+        panels_row(l, q, NULL, nz, nonzero_runs(q, pairs, MLRT__Q8_GROUP / 2, nz), mul[r], 0.0, o0, o1, y + r * y_stride);
+    }
+    for (size_t r = 0; r < rows; r++)
+        if (mul[r] == mul[r]) mlrt__activate(l->act, y + r * y_stride + o0, o1 - o0);
+}
+#endif
+
+MLRT__SMALL void mlrt__quant_forward(const mlrt__dense *l, const float *x, size_t x_stride, float *y, size_t y_stride, size_t rows,
+                        size_t o0, size_t o1, int16_t *xq, int32_t *xsum, uint32_t *nz) {
+#if MLRT__Q8_K == 2
+    if (l->wq == MLRT__WQ_Q8 && rows >= 2) {
+        const size_t chunk = MLRT__Q8_ROWS(l->in_q);
+        for (size_t r = 0; r < rows; r += chunk)
+            q8_forward_rows(l, x + r * x_stride, x_stride, y + r * y_stride, y_stride, rows - r < chunk ? rows - r : chunk, o0, o1, xq, nz);
+        return;
+    }
+#endif
+    for (size_t r = 0; r < rows; r++) forward_row(l, x + r * x_stride, y + r * y_stride, o0, o1, xq, xsum, nz);
 }

@@ -12,7 +12,7 @@ typedef struct dense {
     uint32_t max_width;             /* widest activation, padded */
     uint32_t tile_rows;             /* batch rows per tile: MLRT__TILE_ROWS, fewer for very wide layers */
     float *scratch;                 /* [2][tile_rows][max_width] ping-pong activations */
-    int16_t *xq;                    /* quantized layers: one activation row as int16 [max_in_q] */
+    int16_t *xq;                    /* quantized layers: activation rows as int16 [MLRT__QX(max_in_q)] */
     int32_t *xsum;                  /* quantized layers: the row's sum per Q4 group [max_in_q / 4] */
     uint32_t *xnz;                  /* quantized layers: the row's runs of nonzero Q8 input pairs [max_in_q / 2 + 1][2] */
     const char *weight_layout;      /* from tensors: "out_in", "in_out" or "mixed"; else NULL */
@@ -120,7 +120,7 @@ static bool alloc_run_scratch(dense *s) {
     uint32_t max_in_q = 0;
     for (uint32_t i = 0; i < s->n_layers; i++)
         if (s->layers[i].wq && s->layers[i].in_q > max_in_q) max_in_q = s->layers[i].in_q;
-    if (max_in_q && (!(s->xq = malloc(max_in_q * sizeof *s->xq)) || !(s->xsum = malloc((max_in_q / 4 + 1) * sizeof *s->xsum)) ||
+    if (max_in_q && (!(s->xq = malloc(MLRT__QX(max_in_q) * sizeof *s->xq)) || !(s->xsum = malloc((max_in_q / 4 + 1) * sizeof *s->xsum)) ||
                      !(s->xnz = malloc((max_in_q + 2) * sizeof *s->xnz))))
         return false;
     return (s->scratch = malloc((size_t)s->tile_rows * 2 * s->max_width * sizeof(float))) != NULL;

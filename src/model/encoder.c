@@ -47,7 +47,7 @@ typedef struct encoder {
     float *kt, *p;                  /* attention: [head width][positions + 15], [positions + 15] */
     uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
     int32_t *ids, *tt;              /* [cap] the chunk's token ids and type ids */
-    int16_t *xq;                    /* quantized layers' row scratch */
+    int16_t *xq;                    /* quantized layers' row scratch [MLRT__QX(in_q)] */
     int32_t *xsum;
     uint32_t *xnz;
     mlrt__vec lower;                /* mlrt_embed: lowercased texts */
@@ -137,7 +137,7 @@ static bool scratch(encoder *e) {
             in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
         }
     uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 1) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
-    uint64_t bytes = (floats + words) * 4 + in_q * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
+    uint64_t bytes = (floats + words) * 4 + MLRT__QX(in_q) * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
     float *all = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL;
     if (!all) return false;
     e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;

@@ -102,7 +102,7 @@ static void check_layer_at(const char *file, int line, mlrt_dtype dt, const uint
         }
     check_at(bad_weights == 0, file, line, "%s [%u, %u]: %d weights differ from q * scale", mlrt_dtype_name(dt), out, in,
              bad_weights);
-    int16_t *xq = tmalloc(d.in_q * sizeof *xq);
+    int16_t *xq = tmalloc(MLRT__QX(d.in_q) * sizeof *xq);
     int32_t *xsum = tmalloc((d.in_q / 4 + 1) * sizeof *xsum);
     uint32_t *nz = tmalloc((d.in_q + 2) * sizeof *nz);
     float *y = tmalloc(rows * out * sizeof(float));
@@ -160,6 +160,51 @@ static void test_quant_kernels_odd_shapes(void) {
             CHECK_LAYER(MLRT_APR_Q8, t_enc_q8(w, (size_t)in * out), in, out, x, rows);
             CHECK_LAYER(MLRT_APR_Q4, t_enc_q4(w, (size_t)in * out), in, out, x, rows);
         }
+}
+
+/* Q8: a row's outputs have the same bits alone as in any batch (blocks of four rows over every pair,
+ * a row alone over its runs of nonzero pairs; both add the i32 sums of the same fixed groups of 256
+ * inputs), and in a slice of the outputs: dense rows, sparse ones, zero runs across group borders,
+ * an all-zero row, a row with a NaN; more rows than one chunk (MLRT__Q8_ROWS: 64, or 4 past 2048 inputs). */
+static void q8_rows_same_bits(uint32_t in, size_t rows) {
+    const uint32_t out = 72;
+    float *w = t_weights((size_t)in * out), *x = tmalloc(rows * in * sizeof(float));
+    for (size_t r = 0; r < rows; r++)
+        for (size_t i = 0; i < in; i++) {
+            int zero = r % 3 == 0 ? rng_int(0, 9) < 8 : r % 3 == 1 ? rng_int(0, 9) == 0 : i >= 200 && i < 330;
+            x[r * in + i] = zero || r == 7 ? 0.0f : rng_float(-3, 3);
+        }
+    x[(rows - 2) * in + 5] = NAN;
+    mlrt__dense d = {0};
+    d.in = in, d.out = out, d.out_padded = out, d.act = MLRT_ACT_RELU;
+    d.b = tmalloc(out * sizeof(float));
+    for (size_t o = 0; o < out; o++) d.b[o] = rng_float(-1, 1);
+    mlrt_error e;
+    CHECK_INT(mlrt__quant_pack(&d, t_enc_q8(w, (size_t)in * out), MLRT_APR_Q8, "test", "w", &e), MLRT_OK);
+    int16_t *xq = tmalloc(MLRT__QX(d.in_q) * sizeof *xq);
+    int32_t *xsum = tmalloc((d.in_q / 4 + 1) * sizeof *xsum);
+    uint32_t *nz = tmalloc((d.in_q + 2) * sizeof *nz);
+    float *all = tmalloc(rows * out * sizeof(float)), *one = tmalloc(out * sizeof(float)), *part = tmalloc(rows * out * sizeof(float));
+    mlrt__quant_forward(&d, x, in, all, out, rows, 0, out, xq, xsum, nz);
+    mlrt__quant_forward(&d, x, in, part, out, rows, 32, out, xq, xsum, nz);
+    int differ = 0;
+    for (size_t r = 0; r < rows; r++) {
+        mlrt__quant_forward(&d, x + r * in, in, one, out, 1, 0, out, xq, xsum, nz);
+        differ += memcmp(one, all + r * out, out * sizeof(float)) != 0;
+        differ += memcmp(one + 32, part + r * out + 32, (out - 32) * sizeof(float)) != 0;
+    }
+    CHECK_INT(differ, 0);
+    CHECK(isinf(all[(rows - 2) * out]) && all[7 * out] == (d.b[0] > 0 ? d.b[0] : 0.0f));
+    for (size_t k = 2; k <= 5; k++) { /* batches of 2..5 rows: blocks with a repeated row, a row left alone */
+        mlrt__quant_forward(&d, x + 3 * in, in, part, out, k, 0, out, xq, xsum, nz);
+        CHECK(memcmp(part, all + 3 * out, k * out * sizeof(float)) == 0);
+    }
+    free(d.q), free(d.qsum);
+}
+static void test_quant_q8_rows_same_bits(void) {
+    rng_seed(4242);
+    q8_rows_same_bits(600, 70);
+    q8_rows_same_bits(2100, 11);
 }
 
 static void test_quant_layouts_and_groups(void) {
@@ -423,6 +468,7 @@ static void test_quant_gguf_k_quants(void) {
 
 const test_case quant_tests[] = {
     T(test_quant_kernels_odd_shapes),
+    T(test_quant_q8_rows_same_bits),
     T(test_quant_layouts_and_groups),
     T(test_quant_extreme_values),
     T(test_quant_models_from_files),
