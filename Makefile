@@ -135,7 +135,7 @@ $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
 # and LLVM's unroller mostly copies the loops around them (bias and tail stores, packing, activations,
 # tree walks) again: -fno-unroll-loops on these files is 6.1 KB smaller (1.5 KB gzipped) and measured as
 # fast (issue 19). Not kernels/quant.c: its Q8 and Q4 panel loops are among those the unroller doubles.
-WASM_NOUNROLL = kernels/dense kernels/tree kernels/conv kernels/act kernels/norm kernels/attention
+WASM_NOUNROLL = kernels/dense kernels/tree kernels/conv kernels/act kernels/norm kernels/attention kernels/quant codecs/crc32 base/dtype
 $(WASM_NOUNROLL:%=build/wasm-simd/%.o) $(WASM_NOUNROLL:%=build/wasm-scalar/%.o) $(WASM_NOUNROLL:%=build/wasm-threads/%.o): EMCFLAGS += -fno-unroll-loops
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
