@@ -134,9 +134,10 @@ $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz
 # The kernels are written with SIMD by hand: their inner loops are unrolled in the source as far as pays,
 # and LLVM's unroller mostly copies the loops around them (bias and tail stores, packing, activations,
 # tree walks) again: -fno-unroll-loops on these files is 6.1 KB smaller (1.5 KB gzipped) and measured as
-# fast (issue 19); kernels/quant.c too since its four-row Q8 kernel (-0.8 KB; Q8 encoder A/B within noise),
-# and CRC-32 (eight bytes a step by hand) and the f16/bf16 conversions (-1.1 KB together).
-WASM_NOUNROLL = kernels/dense kernels/tree kernels/conv kernels/act kernels/norm kernels/attention kernels/quant codecs/crc32 base/dtype
+# fast (issue 19); so are CRC-32 (eight bytes a step by hand) and the f16/bf16 conversions (-1.1 KB together;
+# an .apr's and an F16 folder's load A/B 0.99x). Not kernels/quant.c: without the unroller a Q8 MLP's single
+# row runs 1.4x slower (-0.8 KB).
+WASM_NOUNROLL = kernels/dense kernels/tree kernels/conv kernels/act kernels/norm kernels/attention codecs/crc32 base/dtype
 $(WASM_NOUNROLL:%=build/wasm-simd/%.o) $(WASM_NOUNROLL:%=build/wasm-scalar/%.o) $(WASM_NOUNROLL:%=build/wasm-threads/%.o): EMCFLAGS += -fno-unroll-loops
 
 wasm/mlrt.wasm: $(WASM_SRC:src/%.c=build/wasm-simd/%.o)
