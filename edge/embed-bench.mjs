@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { join, resolve } from 'node:path';
 import { startWorkerd } from './serve.mjs';
 import { packFiles } from './pack.mjs';
+import { cpuTicks, mb, median, quantile, rssBytes } from './proc-stats.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (k, d) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : d; };
@@ -35,15 +36,6 @@ const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const DIR = here('../build/edge-embed/');
 const WASM = resolve(opt('--wasm-dir', here('../wasm/'))); // another checkout's builds, for before/after
 
-const cpuTicks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime + stime
-};
-const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
-const quantile = (v, q) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))];
-const mb = (b) => (b / 1e6).toFixed(1);
 
 // ---- the model: the MiniLM folder, its Q8 .apr, one pack (made once, kept in build/edge-embed/)
 const pack = join(DIR, 'encoder.bin');

@@ -15,6 +15,7 @@
 // Needs wasm/, build/wordnet/lemmas.q8.index and an mlrt with loadEncoder.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startEdge } from './serve.mjs';
+import { cpuTicks, mb, median, quantile, rssBytes } from './proc-stats.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (k, d) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : d; };
@@ -22,15 +23,6 @@ const BATCHES = Number(opt('--batches', 10));
 const PER_BATCH = Number(opt('--per-batch', 200));
 const HZ = 100; // USER_HZ on Linux
 
-const cpuTicks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime + stime
-};
-const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
-const quantile = (v, q) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))];
-const mb = (b) => (b / 1e6).toFixed(1);
 
 async function post(base, query) {
   const t0 = performance.now();

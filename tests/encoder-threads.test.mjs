@@ -10,7 +10,7 @@ import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { makeFolder } from '../tools/encoder/folder.mjs';
 import { goldens } from '../tools/encoder/goldens.mjs';
 import { clearWeightCache } from '../tools/encoder/weights.mjs';
-import { root } from './helpers.mjs';
+import { assertSameBits, root } from './helpers.mjs';
 
 const skip = !existsSync(new URL('wasm/mlrt-threads.wasm', root)) && 'no wasm/mlrt-threads.wasm';
 const one = await createRuntime({ relaxed: false });
@@ -21,13 +21,7 @@ const TEXTS = G.manifest.inputs['texts:tiny'].texts;
 // lengths from 3 to the model's maximum (truncated), in a mixed order
 const MIXED = ['a', 'word '.repeat(300), 'the quick brown fox jumps over the lazy dog', 'x y', TEXTS[3], 'zebra '.repeat(40), TEXTS[7], 'ok'];
 
-const bitsEqual = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
-function sameBits(got, want, what) {
-  if (bitsEqual(got, want)) return;
-  let i = 0;
-  while (i < got.length && Object.is(got[i], want[i])) i++;
-  assert.fail(`${what}: not the same bits (lengths ${got.length} / ${want.length}; first difference at ${i}: ${got[i]} vs ${want[i]})`);
-}
+const sameBits = (got, want, what) => assertSameBits(assert, got, want, what);
 /** Runs f; returns its result and the row jobs the workers completed meanwhile. */
 function jobs(rt, f) {
   const before = rt.threadPool.completed.rows;

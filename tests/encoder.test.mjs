@@ -14,6 +14,7 @@
 import v8 from 'node:v8';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertSameBits, bitsEqual } from './helpers.mjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,13 +42,7 @@ const rt = await createRuntime({ relaxed: false });
 const scalar = await createRuntime({ simd: false });
 const relaxed = await createRuntime({ relaxed: true });
 
-const bitsEqual = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
-function sameBits(got, want, what) {
-  if (bitsEqual(got, want)) return;
-  let i = 0;
-  while (i < got.length && Object.is(got[i], want[i])) i++;
-  assert.fail(`${what}: not the same bits (lengths ${got.length} / ${want.length}; first difference at ${i}: ${got[i]} vs ${want[i]})`);
-}
+const sameBits = (got, want, what) => assertSameBits(assert, got, want, what);
 function close(got, c, first, end, what, { cos = 0.99999, abs = 1e-5 } = {}) {
   const r = compare(got, c.f64, c.dim, first, end);
   assert.ok(r.minCos >= cos && r.maxAbs <= abs, `${what}: minCos ${r.minCos}, maxAbs ${r.maxAbs} (targets ${cos}, ${abs})`);

@@ -331,3 +331,17 @@ export function firstBitDiff(a, b) {
   for (let i = 0; i < a.length; i++) if (ua[i] !== ub[i]) return i;
   return -1;
 }
+
+// ------------------------------------------------------------------ bits
+
+/** Whether two typed arrays of one type hold the same bytes. */
+export const bitsEqual = (a, b) => a.length === b.length &&
+  Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+
+/** Fails unless got and want are the same floats bit for bit, naming the first difference. */
+export function assertSameBits(assert, got, want, what) {
+  if (bitsEqual(got, want)) return;
+  let i = 0;
+  while (i < got.length && Object.is(got[i], want[i])) i++;
+  assert.fail(`${what}: not the same bits (lengths ${got.length} / ${want.length}; first difference at ${i}: ${got[i]} vs ${want[i]})`);
+}

@@ -1,0 +1,14 @@
+// proc-stats.mjs — what the edge benches read of a process (Linux /proc) and the statistics they print.
+import { readFileSync } from 'node:fs';
+
+/** CPU time of a process so far in clock ticks (USER_HZ: 100 a second on Linux): utime + stime. */
+export const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+};
+/** A process's resident set, bytes. */
+export const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+export const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
+export const quantile = (v, q) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))];
+export const mb = (b) => (b / 1e6).toFixed(1);
