@@ -179,6 +179,9 @@ test('without max_seq_length, texts are cut at min(max_position_embeddings, toke
   };
   await check(withConfig(base, { model_max_length: 8 }), 8, 'model_max_length 8');
   await check(withConfig(base, { model_max_length: 1e30 }), 64, "transformers' 1e30: the positions");
+  const literal = td.decode(base['tokenizer_config.json']).replace(/"model_max_length": \d+/, '"model_max_length": 1000000000000000019884624838656');
+  assert.ok(literal.includes('19884624838656'));
+  await check({ ...base, 'tokenizer_config.json': te.encode(literal) }, 64, 'the same as transformers writes it: the positions');
   await check(withConfig(base, { model_max_length: null }), 64, 'null: the positions');
   const { 'tokenizer_config.json': _, ...noConfig } = base;
   await check(noConfig, 64, 'no tokenizer_config.json: the positions');
