@@ -338,10 +338,9 @@ export function firstBitDiff(a, b) {
 export const bitsEqual = (a, b) => a.length === b.length &&
   Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 
-/** Fails unless got and want are the same floats bit for bit, naming the first difference. */
+/** Fails unless got and want (Float32Arrays) are the same bit for bit, naming the first difference (firstBitDiff). */
 export function assertSameBits(assert, got, want, what) {
   if (bitsEqual(got, want)) return;
-  let i = 0;
-  while (i < got.length && Object.is(got[i], want[i])) i++;
+  const i = firstBitDiff(got, want);
   assert.fail(`${what}: not the same bits (lengths ${got.length} / ${want.length}; first difference at ${i}: ${got[i]} vs ${want[i]})`);
 }
