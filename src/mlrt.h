@@ -142,6 +142,10 @@ typedef struct mlrt_load_options {
     /* SafeTensors / BinTensors / .apr v2 dense weights: AUTO, or every layer as given (a bias or a
      * width that contradicts it is then MLRT_ERR_BAD_DIMENSIONS). */
     mlrt_weight_layout weight_layout;
+    /* mlrt_load_files, nonzero: the files' bytes come from mlrt_alloc and the call takes them (on failure too). An
+     * encoder keeps the weights file's block and uses its weights there (f32 and APR Q8 dense weights
+     * packed over their own bytes): one copy of the weights in memory instead of two. */
+    int take_files;
 } mlrt_load_options;
 mlrt_model *mlrt_load_from_bytes_ex(const uint8_t *bytes, size_t len, const mlrt_load_options *options,
                                     mlrt_error *err);

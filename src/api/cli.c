@@ -315,7 +315,12 @@ static mlrt_model *load_folder(const char *path, mlrt_error *e) {
     if (read_folder(path, &d)) return NULL;
     mlrt_model *m = NULL;
     if (!d.n) fprintf(stderr, "mlrt: %s: no model files in this folder (model.safetensors or model.apr, config.json, ...)\n", path);
-    else if (!(m = mlrt_load_files(d.f, d.n, NULL, e))) fail(e);
+    else {
+        const mlrt_load_options take = {.take_files = 1}; /* (the model keeps the weights file's block) */
+        m = mlrt_load_files(d.f, d.n, &take, e);
+        for (size_t i = 0; i < d.n; i++) d.f[i].bytes = NULL; /* (taken, freed or kept) */
+        if (!m) fail(e);
+    }
     folder_free(&d);
     return m;
 }

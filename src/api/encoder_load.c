@@ -15,13 +15,8 @@ static mlrt_tokenizer *tokenizer(const mlrt_file *files, size_t n, mlrt_error *e
     return t;
 }
 
-mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_options *options, mlrt_error *err) {
-    mlrt_error local;
-    if (!err) err = &local;
-    if (!files || !n) {
-        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %s", files ? "no files" : "files is NULL");
-        return NULL;
-    }
+static mlrt_model *load_files(const mlrt_file *files, size_t n, const mlrt_load_options *options, mlrt__block *blocks,
+                              mlrt_error *err) {
     for (size_t i = 0; i < n; i++)
         if (!files[i].name || (!files[i].bytes && files[i].len)) {
             mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: file %zu %s", i, files[i].name ? "has no bytes" : "has no name");
@@ -39,13 +34,35 @@ mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_op
     mlrt_status st = mlrt__read_encoder(files, n, &ts, &d, &bert, err);
     if (st && !bert && n == 1 && st != MLRT_ERR_OUT_OF_MEMORY && st != MLRT_ERR_UNSUPPORTED) { /* one file of another kind */
         mlrt__tensorset_free(&ts);
-        return mlrt_load_from_bytes_ex(files[0].bytes, files[0].len, options, err);
+        mlrt_load_options o = options ? *options : (mlrt_load_options){0};
+        o.take_files = 0;
+        return mlrt_load_from_bytes_ex(files[0].bytes, files[0].len, &o, err);
     }
     if (!st && options && options->expect)
         st = mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load_files: expected %s but the files hold a BERT encoder", options->expect);
     mlrt_tokenizer *tok = st ? NULL : tokenizer(files, n, err, &failed);
-    mlrt_model *m = st || failed ? NULL : mlrt__build_encoder(&d, tok, err);
+    mlrt_model *m = st || failed ? NULL : mlrt__build_encoder(&d, tok, blocks, blocks ? n : 0, err);
     mlrt__enc_desc_free(&d);
     mlrt__tensorset_free(&ts);
+    return m;
+}
+
+mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_options *options, mlrt_error *err) {
+    mlrt_error local;
+    if (!err) err = &local;
+    if (!files || !n) {
+        mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: %s", files ? "no files" : "files is NULL");
+        return NULL;
+    }
+    mlrt__block *blocks = NULL;
+    if (options && options->take_files && !(blocks = malloc(n * sizeof *blocks))) {
+        for (size_t i = 0; i < n; i++) free((void *)(uintptr_t)files[i].bytes);
+        mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; blocks && i < n; i++) blocks[i] = (mlrt__block){(uint8_t *)(uintptr_t)files[i].bytes, files[i].len};
+    mlrt_model *m = load_files(files, n, options, blocks, err);
+    for (size_t i = 0; blocks && i < n; i++) free(blocks[i].bytes); /* what the model did not keep */
+    free(blocks);
     return m;
 }

@@ -11,7 +11,7 @@ _Static_assert(sizeof(mlrt_error) == 324 && offsetof(mlrt_error, message) == 4, 
 _Static_assert(sizeof(mlrt_tensor) == 88 && offsetof(mlrt_tensor, dtype) == 4 && offsetof(mlrt_tensor, rank) == 8 &&
                    offsetof(mlrt_tensor, dims) == 16 && offsetof(mlrt_tensor, data) == 80,
                "mlrt_tensor layout");
-_Static_assert(sizeof(mlrt_load_options) == 8 && sizeof(mlrt_layer_info) == 16, "mlrt_load_options, mlrt_layer_info layout");
+_Static_assert(sizeof(mlrt_load_options) == 12 && sizeof(mlrt_layer_info) == 16, "mlrt_load_options, mlrt_layer_info layout");
 _Static_assert(sizeof(mlrt_file) == 12 && offsetof(mlrt_file, bytes) == 4 && offsetof(mlrt_file, len) == 8 && sizeof(size_t) == 4,
                "mlrt_file layout (loadTokenizer, loadEncoder), size_t ends (embed)");
 #endif

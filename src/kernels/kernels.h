@@ -45,6 +45,8 @@ typedef struct mlrt__dense {
     int32_t *qsum;                  /* Q8, relaxed build: sum over i of q[o][i] [out_padded] (the zero point's term) */
     float qs;                       /* Q8: the tensor's scale */
     size_t q_bytes, qscale_bytes;   /* what q and qscale (or qsum) hold */
+    bool in_file;                   /* w (f32) or q (Q8) was packed where the file held the weight, in a
+                                     * block the model owns: it is not freed with the layer */
 } mlrt__dense;
 
 /* Where quantized weight (o, i) lives: panels of 8 outputs are interleaved in bands of up to 4, so
@@ -99,9 +101,11 @@ void mlrt__kmeans_distances(const float *c4, size_t k, size_t dim, const float *
 
 /* ---- quantized kernels (kernels/quant.c) ---- */
 /* Packs an APR_Q8 / APR_Q4 weight [out][in] from the file into d (d->in, out, out_padded set);
- * refuses non-finite scales, naming the tensor and the block. */
-mlrt_status mlrt__quant_pack(mlrt__dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
-                            mlrt_error *err);
+ * refuses non-finite scales, naming the tensor and the block. over: an APR_Q8 weight whose packing
+ * takes its bytes exactly (in % MLRT__Q8_K == 0, out % 8 == 0) is packed where it lies (src writable;
+ * d->in_file), through one band of scratch. */
+mlrt_status mlrt__quant_pack(mlrt__dense *d, const uint8_t *src, mlrt_dtype dtype, bool over, const char *fmt,
+                            const char *name, mlrt_error *err);
 /* Dequantizes n elements of an APR_Q8 / APR_Q4 tensor (x = q * scale) or a GGUF Q4_K / Q6_K one
  * into out; refuses non-finite scales, naming the tensor (and the block). For biases, and for
  * k-quant weights, which run as f32. */

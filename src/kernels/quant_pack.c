@@ -111,14 +111,35 @@ mlrt_status mlrt__quant_dequantize(const uint8_t *src, mlrt_dtype dtype, size_t 
 
 static uint32_t gcd32(uint32_t in) { uint32_t low = in & (0u - in); return low < 32 ? low : 32; }
 
-static void pack_q8(mlrt__dense *d, const uint8_t *src) {
-    const size_t in = d->in;
-    d->qs = mlrt__to_f32(src, MLRT_F32);
-    for (size_t o = 0; o < d->out; o++) {
+/* Rows [o0, o1) of an APR Q8 weight (src: the tensor, its scale first) into their band(s) at dst (where
+ * row o0's band starts; o0 a multiple of 32); each row's sum into d->qsum when the build keeps them. */
+static void pack_q8_rows(mlrt__dense *d, const uint8_t *src, size_t o0, size_t o1, uint8_t *dst) {
+    const size_t in = d->in, K = MLRT__Q8_K, base = mlrt__q8_at(d, o0, 0);
+    src += 4 + o0 * in;
+    for (size_t o = o0; o < o1; o++, src += in) {
+        /* mlrt__q8_at(d, o, i) = mlrt__q8_at(d, o, 0) + i / K * step + i % K: one row's K inputs lie
+         * together, the next K a band's row of outputs further on */
+        uint8_t *q = dst + (mlrt__q8_at(d, o, 0) - base);
+        const size_t step = 8 * K * mlrt__qband_np(d, o);
         int32_t sum = 0; /* -2^31 <= sum < 2^31: in <= MLRT__MAX_DIM = 2^24 */
-        for (size_t i = 0; i < in; i++) d->q[mlrt__q8_at(d, o, i)] = src[4 + o * in + i], sum += (int8_t)src[4 + o * in + i];
+        for (size_t i = 0; i < in; i++) q[i / K * step + i % K] = src[i], sum += (int8_t)src[i]; /* hot: every weight */
         if (d->qsum) d->qsum[o] = sum;
     }
+}
+
+/* Packed where the file holds the weight (in == in_q, out == out_padded: a band's rows take the same bytes
+ * in the file as packed), a band at a time through one band of scratch. */
+static bool pack_q8_over(mlrt__dense *d, uint8_t *src) {
+    uint8_t *band = malloc(32 * (size_t)d->in);
+    if (!band) return false;
+    for (size_t o0 = 0; o0 < d->out; o0 += 32) {
+        size_t o1 = d->out - o0 < 32 ? d->out : o0 + 32;
+        pack_q8_rows(d, src, o0, o1, band);
+        memcpy(src + 4 + o0 * d->in, band, (o1 - o0) * d->in);
+    }
+    free(band);
+    d->q = src + 4, d->in_file = true;
+    return true;
 }
 
 static void pack_q4(mlrt__dense *d, const uint8_t *src) {
@@ -142,8 +163,8 @@ static void pack_q4_rows(mlrt__dense *d, const uint8_t *src, size_t blocks) {
     }
 }
 
-mlrt_status mlrt__quant_pack(mlrt__dense *d, const uint8_t *src, mlrt_dtype dtype, const char *fmt, const char *name,
-                            mlrt_error *err) {
+mlrt_status mlrt__quant_pack(mlrt__dense *d, const uint8_t *src, mlrt_dtype dtype, bool over, const char *fmt,
+                            const char *name, mlrt_error *err) {
     const size_t n = (size_t)d->in * d->out, blocks = (n + Q4_BLOCK - 1) / Q4_BLOCK;
     mlrt_status st = check_scales(src, dtype, n, fmt, name, err);
     if (st) return st;
@@ -166,12 +187,16 @@ mlrt_status mlrt__quant_pack(mlrt__dense *d, const uint8_t *src, mlrt_dtype dtyp
         d->q_bytes = blocks * 16;
         d->qscale_bytes = blocks * sizeof(float);
     }
-    d->q = calloc(d->q_bytes, 1);
     if (d->wq == MLRT__WQ_Q8 && d->qscale_bytes) d->qsum = calloc(d->qscale_bytes, 1);
     else if (d->qscale_bytes) d->qscale = malloc(d->qscale_bytes);
-    if (!d->q || (d->qscale_bytes && !d->qscale && !d->qsum))
+    if (d->qscale_bytes && !d->qscale && !d->qsum)
         return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, name);
-    if (d->wq == MLRT__WQ_Q8) pack_q8(d, src);
+    if (d->wq == MLRT__WQ_Q8) d->qs = mlrt__to_f32(src, MLRT_F32);
+    if (over && d->wq == MLRT__WQ_Q8 && d->in_q == d->in && d->out_padded == d->out && pack_q8_over(d, (uint8_t *)(uintptr_t)src))
+        return MLRT_OK;
+    if (!(d->q = calloc(d->q_bytes, 1)))
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, name);
+    if (d->wq == MLRT__WQ_Q8) pack_q8_rows(d, src, 0, d->out, d->q);
     else if (d->wq == MLRT__WQ_Q4) pack_q4(d, src);
     else pack_q4_rows(d, src, blocks);
     return MLRT_OK;

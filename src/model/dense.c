@@ -37,8 +37,25 @@ MLRT__SMALL static mlrt_status pack_bias(const mlrt__dense_src *s, const char *f
     return MLRT_OK;
 }
 
-/* Converts and packs one layer; refuses non-finite weights. */
-mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *d, mlrt_error *err) {
+/* f32 [out][in] packed where the file holds it (out == out_padded: panel p's rows take the same bytes in
+ * the file as packed), a panel at a time through one panel of scratch. False when out of memory or a
+ * weight is not finite: the panels done are finite, the rest untouched, so the caller's pass in file
+ * order then names the first one that is not. */
+static bool pack_f32_over(const mlrt__dense_src *s, mlrt__dense *d) {
+    const size_t panel = (size_t)s->in * MLRT__PANEL;
+    float *tmp = malloc(panel * sizeof *tmp), *w = (float *)(uintptr_t)s->w;
+    bool ok = tmp != NULL;
+    for (size_t o = 0; ok && o < s->out; o += MLRT__PANEL, w += panel)
+        if ((ok = mlrt__dense_pack_f32((const uint8_t *)w, false, s->in, MLRT__PANEL, tmp))) memcpy(w, tmp, panel * sizeof *tmp);
+    free(tmp);
+    if (ok) d->w = (float *)(uintptr_t)s->w, d->in_file = true;
+    return ok;
+}
+
+/* Converts and packs one layer; refuses non-finite weights. over: packed where the file holds the weights
+ * when the packing takes their bytes exactly (f32 [out][in], aligned, or APR Q8: see pack_f32_over and
+ * mlrt__quant_pack); s->w must then be writable and read by nothing else afterwards. */
+static mlrt_status pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *d, bool over, mlrt_error *err) {
     d->in = s->in;
     d->out = s->out;
     d->act = s->act;
@@ -47,7 +64,7 @@ mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__de
     d->b = calloc(d->out_padded, sizeof(float));
     if (!d->b) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
     if (s->w_dtype == MLRT_APR_Q8 || s->w_dtype == MLRT_APR_Q4) { /* stays quantized: [out][in] only (tensor files) */
-        mlrt_status st = mlrt__quant_pack(d, s->w, s->w_dtype, fmt, s->name, err);
+        mlrt_status st = mlrt__quant_pack(d, s->w, s->w_dtype, over, fmt, s->name, err);
         return st ? st : pack_bias(s, fmt, d, err);
     }
     if (mlrt__dtype_is_quantized(s->w_dtype)) { /* GGUF k-quants: dequantized here, run as f32 */
@@ -60,6 +77,9 @@ mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__de
         free(f);
         return st;
     }
+    if (over && s->w_dtype == MLRT_F32 && !s->w_in_major && d->out == d->out_padded && (uintptr_t)s->w % sizeof(float) == 0 &&
+        pack_f32_over(s, d))
+        return pack_bias(s, fmt, d, err);
     const size_t packed = (size_t)d->out_padded * s->in * sizeof(float);
     d->w = malloc(packed);
     if (!d->w) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the weights of '%s'", fmt, s->name);
@@ -98,8 +118,17 @@ mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__de
     return pack_bias(s, fmt, d, err);
 }
 
+mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *d, mlrt_error *err) {
+    return pack(s, fmt, d, false, err);
+}
+
+mlrt_status mlrt__dense_pack_over(const mlrt__dense_src *s, const char *fmt, mlrt__dense *d, mlrt_error *err) {
+    return pack(s, fmt, d, true, err);
+}
+
 void mlrt__dense_release(mlrt__dense *l) {
-    free(l->w), free(l->b), free(l->q), free(l->qscale), free(l->qsum);
+    if (!l->in_file) free(l->w), free(l->q);
+    free(l->b), free(l->qscale), free(l->qsum);
 }
 
 /* ------------------------------------------------------------------ the family */

@@ -35,10 +35,13 @@ typedef struct encoder {
     uint32_t hidden, layers, heads, ffn, vocab, positions, types, dim, max_length, pooling;
     float eps;
     bool normalize, lower_case, borrowed;
+    bool word_in_file;              /* word.bytes lies in one of blocks */
     table word;
     float *pos, *type, *ln;         /* [positions][hidden], [types][hidden], [2][hidden] */
     layer *layer;                   /* [layers] (a fork borrows its parent's, and everything above) */
     char *facts;
+    uint8_t **blocks;               /* [n_blocks] the files' blocks that weights are used in place in (owned) */
+    size_t n_blocks;
     mlrt_tokenizer *tok;            /* owned, or NULL */
     uint64_t bytes;                 /* weight bytes held */
     /* scratch, each model and fork its own */
@@ -297,7 +300,10 @@ static void enc_free(mlrt_model *m) {
             for (int k = 0; k < 6; k++) mlrt__dense_release(&e->layer[l].w[k]);
             free(e->layer[l].ln);
         }
-        free(e->layer), free(e->word.bytes), free(e->pos), free(e->type), free(e->ln), free(e->facts);
+        free(e->layer), free(e->pos), free(e->type), free(e->ln), free(e->facts);
+        if (!e->word_in_file) free(e->word.bytes);
+        for (size_t i = 0; i < e->n_blocks; i++) free(e->blocks[i]);
+        free(e->blocks);
         mlrt_tokenizer_free(e->tok);
     }
     free(e->h), free(e->lower.p), free(e->lower_ends.p);
@@ -359,8 +365,77 @@ static float *new_f32(const mlrt__enc_src *s, const char *fmt, mlrt_status *st, 
     return v;
 }
 
+/* ------------------------------------------------------------------ using the file's block in place */
+
+/* With mlrt_load_options.take_files the files' blocks are the model's to keep: the word embeddings are read
+ * where they lie, and f32 or APR Q8 dense weights are packed over their own bytes, so that the model holds
+ * one copy of its weights, not the file's and its own. Only when the tensors so used share no byte (the
+ * readers refuse overlapping tensors; this keeps the rule local). */
+typedef struct taking {
+    mlrt__block *blocks;            /* [n] the caller's; a block the model keeps is moved to e->blocks */
+    size_t n;
+    bool ok;                        /* blocks given, and the ranges below are disjoint */
+} taking;
+
+typedef struct range { uintptr_t begin, end; } range;
+
+static int cmp_range(const void *a, const void *b) {
+    const range *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* (The readers checked that a tensor's bytes lie in its file: no overflow.) */
+static range range_of(const uint8_t *p, mlrt_dtype dtype, uint64_t count) {
+    uint64_t bytes = 0;
+    mlrt__dtype_bytes(dtype, count, &bytes);
+    return (range){(uintptr_t)p, (uintptr_t)p + (size_t)bytes};
+}
+
+/* Whether the weights may be used in place: no tensor the model reads overlaps another. */
+static bool disjoint(const mlrt__enc_desc *d, mlrt_status *st, mlrt_error *err) {
+    range *r = malloc((5 + 16 * (size_t)d->layers) * sizeof *r);
+    if (!r) { *st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model"); return false; }
+    size_t n = 0;
+    const mlrt__enc_src *v[5] = {&d->word, &d->pos, &d->type, &d->ln_w, &d->ln_b};
+    for (int k = 0; k < 5; k++) r[n++] = range_of(v[k]->p, v[k]->dtype, v[k]->count);
+    for (uint32_t l = 0; l < d->layers; l++) {
+        const mlrt__enc_layer *L = &d->layer[l];
+        const mlrt__enc_src *ln[4] = {&L->ln1_w, &L->ln1_b, &L->ln2_w, &L->ln2_b};
+        for (int k = 0; k < 4; k++) r[n++] = range_of(ln[k]->p, ln[k]->dtype, ln[k]->count);
+        for (int k = 0; k < 6; k++) {
+            const mlrt__dense_src *w = &L->w[k];
+            r[n++] = range_of(w->w, w->w_dtype, (uint64_t)w->in * w->out);
+            if (w->b) r[n++] = range_of(w->b, w->b_dtype, w->out);
+        }
+    }
+    mlrt__sort(r, n, sizeof *r, cmp_range);
+    size_t i = 1;
+    while (i < n && r[i].begin >= r[i - 1].end) i++;
+    free(r);
+    return i >= n;
+}
+
+/* Keeps (in e->blocks, by the caller's index) the block that [p, p + len) lies in; false when none does. */
+static bool keep_block(encoder *e, const taking *t, const void *p, size_t len) {
+    const uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; t->ok && i < t->n; i++) {
+        const uintptr_t b = (uintptr_t)t->blocks[i].bytes;
+        if (b && a >= b && a - b <= t->blocks[i].len && len <= t->blocks[i].len - (a - b)) {
+            e->blocks[i] = t->blocks[i].bytes;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Hands the kept blocks to the model: the caller frees the others. */
+static void take_kept(encoder *e, taking *t) {
+    for (size_t i = 0; i < e->n_blocks; i++)
+        if (e->blocks[i]) t->blocks[i].bytes = NULL;
+}
+
 /* The word embeddings as the file holds them when rows convert exactly (F32, F16, BF16, APR_Q8), else as f32. */
-MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, const char *fmt, mlrt_error *err) {
+MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, const taking *tk, const char *fmt, mlrt_error *err) {
     mlrt_status st = MLRT_OK;
     table *t = &e->word;
     t->dtype = s->dtype;
@@ -376,8 +451,12 @@ MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, co
         t->scale = mlrt__to_f32(src, MLRT_F32), src += 4;
         if (!isfinite(t->scale * 128.0f)) return mlrt__fail(err, MLRT_ERR_NON_FINITE, "%s: tensor '%s' APR_Q8 scale is not finite (x 128)", fmt, s->name);
     }
-    if (!(t->bytes = malloc(bytes + 4))) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for '%s'", fmt, s->name);
-    memcpy(t->bytes, src, bytes);
+    if (keep_block(e, tk, src, bytes)) {
+        t->bytes = (uint8_t *)(uintptr_t)src, e->word_in_file = true; /* read where it lies */
+    } else {
+        if (!(t->bytes = malloc(bytes + 4))) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for '%s'", fmt, s->name);
+        memcpy(t->bytes, src, bytes);
+    }
     e->bytes += bytes;
     if (s->dtype == MLRT_APR_Q8) return MLRT_OK;
     float buf[256];
@@ -393,11 +472,18 @@ MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, co
     return st;
 }
 
-MLRT__SMALL static mlrt_status build_layer(encoder *e, const mlrt__enc_layer *s, const char *fmt, layer *L, mlrt_error *err) {
+MLRT__SMALL static mlrt_status build_layer(encoder *e, const mlrt__enc_layer *s, const taking *tk, const char *fmt, layer *L,
+                                           mlrt_error *err) {
     mlrt_status st = MLRT_OK;
     for (int k = 0; k < 6 && !st; k++) {
         mlrt__dense *w = &L->w[k];
-        if ((st = mlrt__dense_pack(&s->w[k], fmt, w, err))) break;
+        const mlrt__dense_src *src = &s->w[k];
+        range r = range_of(src->w, src->w_dtype, (uint64_t)src->in * src->out);
+        if (tk->ok && (src->w_dtype == MLRT_F32 || src->w_dtype == MLRT_APR_Q8) && keep_block(e, tk, src->w, r.end - r.begin)) {
+            if ((st = mlrt__dense_pack_over(src, fmt, w, err))) break;
+        } else if ((st = mlrt__dense_pack(src, fmt, w, err))) {
+            break;
+        }
         e->bytes += (w->wq ? w->q_bytes + w->qscale_bytes : (uint64_t)w->out_padded * w->in * 4) + w->out_padded * 4;
     }
     const mlrt__enc_src *ln[4] = {&s->ln1_w, &s->ln1_b, &s->ln2_w, &s->ln2_b};
@@ -424,7 +510,8 @@ static mlrt_status io_lists(mlrt_model *m, const encoder *e) {
     return MLRT_OK;
 }
 
-MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt_error *err) {
+MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt__block *blocks, size_t n_blocks,
+                                            mlrt_error *err) {
     encoder *e = calloc(1, sizeof *e);
     if (e) e->tok = tok, e->facts = d->facts_json, d->facts_json = NULL;
     mlrt_model *m = e ? mlrt__model_new(&encoder_family, e, d->format, MLRT_KIND_ENCODER, err) : NULL;
@@ -442,7 +529,12 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     if (tok && tok->d.n_ids > d->vocab)
         st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "load_files: %s has %u token ids but the model's vocab_size is %u",
                         tok->d.source, tok->d.n_ids, d->vocab);
-    if (!st) st = word_table(e, &d->word, fmt, err);
+    taking tk = {blocks, n_blocks, false};
+    if (!st && blocks && n_blocks) {
+        tk.ok = disjoint(d, &st, err) && (e->blocks = calloc(n_blocks, sizeof *e->blocks));
+        e->n_blocks = e->blocks ? n_blocks : 0;
+    }
+    if (!st) st = word_table(e, &d->word, &tk, fmt, err);
     if (!st && (e->pos = new_f32(&d->pos, fmt, &st, err)) && (e->type = new_f32(&d->type, fmt, &st, err)) &&
         !(e->ln = malloc(2 * (size_t)d->hidden * sizeof *e->ln)))
         st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
@@ -450,8 +542,9 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     if (!st) st = vec_f32(&d->ln_b, fmt, e->ln + d->hidden, err);
     e->bytes += ((uint64_t)d->positions + d->types + 2) * d->hidden * 4;
     if (!st && !(e->layer = calloc(d->layers, sizeof *e->layer))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
-    for (uint32_t l = 0; l < d->layers && !st; l++) st = build_layer(e, &d->layer[l], fmt, &e->layer[l], err);
+    for (uint32_t l = 0; l < d->layers && !st; l++) st = build_layer(e, &d->layer[l], &tk, fmt, &e->layer[l], err);
     if (!st && io_lists(m, e)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
+    take_kept(e, &tk); /* (the model frees them from here on, with itself) */
     if (st) {
         mlrt_free(m);
         return NULL;

@@ -92,11 +92,21 @@ mlrt_model *mlrt__build_kmeans(mlrt__desc *d, mlrt_error *err);        /* model/
 /* A graph (model/graph.c): planned for its inputs' dims, checked op by op (*err names the op). Takes
  * ir whole (ir is zeroed), built or not. format: the file's, for info. */
 mlrt_model *mlrt__build_graph(mlrt__ir_graph *ir, mlrt_format format, mlrt_error *err);
-/* A sentence encoder (model/encoder.c) with its tokenizer tok (taken; may be NULL). Takes d's facts_json. */
-mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt_error *err);
+/* A block of memory from malloc that a builder may keep (mlrt_load_options.take_files). */
+typedef struct mlrt__block {
+    uint8_t *bytes;
+    size_t len;
+} mlrt__block;
+/* A sentence encoder (model/encoder.c) with its tokenizer tok (taken; may be NULL). Takes d's facts_json.
+ * blocks [n_blocks] (or NULL): the files' blocks, which d's tensors may point into; the model keeps those
+ * it uses its weights in place in (setting their bytes to NULL here, on failure too: it freed them then),
+ * and the caller frees the rest. */
+mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt__block *blocks, size_t n_blocks,
+                                mlrt_error *err);
 
 /* Converts and packs one dense layer into l (zeroed); refuses non-finite weights. fmt: for messages (dense.c). */
 mlrt_status mlrt__dense_pack(const mlrt__dense_src *s, const char *fmt, mlrt__dense *l, mlrt_error *err);
+mlrt_status mlrt__dense_pack_over(const mlrt__dense_src *s, const char *fmt, mlrt__dense *l, mlrt_error *err); /* packed where s->w lies */
 void mlrt__dense_release(mlrt__dense *l);                               /* what mlrt__dense_pack allocated */
 
 
@@ -143,8 +153,6 @@ long mlrt__tok_lookup(const mlrt_tokenizer *t, bool with_prefix, const uint8_t *
 bool mlrt__tok_split(mlrt_tokenizer *t, const mlrt__vec *out, bool word);
 /* The description as info JSON, malloc'd, or NULL when out of memory (model/tokenizer_info.c). */
 char *mlrt__tok_info(const mlrt_tokenizer *t);
-#define MLRT__FNV_INIT 2166136261u
-#define MLRT__FNV_STEP(h, byte) (((h) ^ (uint8_t)(byte)) * 16777619u)
 /* The slot of hash h in the vocabulary's table of mask + 1 slots. */
 static inline uint32_t mlrt__tok_slot(uint32_t h, uint32_t mask) { return (h ^ h >> 15) * 0x2c1b3c6du >> 7 & mask; }
 

@@ -228,7 +228,7 @@ static void test_apr_v1_header_and_sections(void) {
 static void test_apr_v1_expect(void) {
     bytes lin = V1(1, from_hex("01 0100000000000000 0000803f 00000000 01"));
     mlrt_error e = {MLRT_OK, ""};
-    mlrt_load_options want_lin = {"LinearRegression", 0}, want_log = {"LogisticRegression", 0}, bogus = {"Lin", 0};
+    mlrt_load_options want_lin = {.expect = "LinearRegression"}, want_log = {.expect = "LogisticRegression"}, bogus = {.expect = "Lin"};
     mlrt_model *m = keep_model(mlrt_load_from_bytes_ex(exact(lin.p, lin.n), lin.n, &want_lin, &e));
     CHECK(m != NULL);
     CHECK(mlrt_load_from_bytes_ex(exact(lin.p, lin.n), lin.n, &want_log, &e) == NULL);
@@ -241,7 +241,7 @@ static void test_apr_v1_expect(void) {
     check_message_at(__FILE__, __LINE__, &e, MLRT_ERR_MODEL_TYPE_MISMATCH, "load: ",
                      "expected LogisticRegression but the file holds a linear_regression model (LinearRegression)");
     CHECK(keep_model(mlrt_load_from_bytes_ex(exact(g.p, g.n), g.n, &want_lin, &e)) != NULL);
-    mlrt_load_options none = {NULL, MLRT_LAYOUT_AUTO};
+    mlrt_load_options none = {.weight_layout = MLRT_LAYOUT_AUTO};
     CHECK(keep_model(mlrt_load_from_bytes_ex(exact(g.p, g.n), g.n, &none, &e)) != NULL);
 }
 

@@ -61,21 +61,55 @@ static folder tiny_folder(const char *weights, const char *pooling) {
     return d;
 }
 
+/* The folder loaded with take_files: its files copied into blocks of their own, which the call takes
+ * (the model keeps the weights' block and packs its weights there; LeakSanitizer checks the rest). */
+static mlrt_model *load_taking(const folder *d, mlrt_error *e) {
+    mlrt_file f[LEN(d->f)];
+    for (size_t i = 0; i < d->n; i++) {
+        uint8_t *b = malloc(d->f[i].len ? d->f[i].len : 1);
+        CHECK(b != NULL);
+        if (d->f[i].len) memcpy(b, d->f[i].bytes, d->f[i].len);
+        f[i] = (mlrt_file){d->f[i].name, b, d->f[i].len};
+    }
+    const mlrt_load_options take = {.take_files = 1};
+    return mlrt_load_files(f, d->n, &take, e);
+}
+
+/* Every model LOAD loads is loaded again with take_files, and must give the same bits on two texts of
+ * token ids 0..4 (all tests' vocabularies hold them). */
+static void same_taking_at(const char *file, int line, mlrt_model *m, const folder *d) {
+    mlrt_error e = {0};
+    mlrt_model *t = load_taking(d, &e);
+    check_at(t != NULL, file, line, "load_files with take_files failed: %s: %s", mlrt_status_name(e.code), e.message);
+    if (!t) return;
+    int64_t ids[2][5] = {{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}};
+    mlrt_tensor in = {"input_ids", MLRT_I64, 2, {2, 5}, ids};
+    mlrt_status a = mlrt_run(m, &in, 1, &e), b = mlrt_run(t, &in, 1, &e);
+    const mlrt_tensor *x = mlrt_output(m, 0), *y = mlrt_output(t, 0);
+    check_at(a == b && (a || (x->dims[1] == y->dims[1] && !memcmp(x->data, y->data, 2 * (size_t)x->dims[1] * 4))), file, line,
+             "take_files changed the embeddings");
+    mlrt_free(t);
+}
+
 static mlrt_model *load_at(const char *file, int line, folder *d) {
     mlrt_error e = {0};
     mlrt_model *m = mlrt_load_files(d->f, d->n, NULL, &e);
     check_at(m != NULL, file, line, "load_files failed: %s: %s", mlrt_status_name(e.code), e.message);
+    if (m) same_taking_at(file, line, m, d);
     return keep_model(m);
 }
 #define LOAD(d) load_at(__FILE__, __LINE__, (d))
 
+/* (and the same failure with take_files: the blocks freed, the bad weight named alike) */
 static void fails_at(const char *file, int line, folder *d, mlrt_status code, const char *needle) {
-    mlrt_error e = {0};
-    mlrt_model *m = mlrt_load_files(d->f, d->n, NULL, &e);
-    check_at(m == NULL, file, line, "load_files should fail with %s (%s)", mlrt_status_name(code), needle);
-    if (m) { mlrt_free(m); return; }
+    mlrt_error e = {0}, et = {0};
+    mlrt_model *m = mlrt_load_files(d->f, d->n, NULL, &e), *t = load_taking(d, &et);
+    check_at(m == NULL && t == NULL, file, line, "load_files should fail with %s (%s)", mlrt_status_name(code), needle);
+    if (m || t) { mlrt_free(m), mlrt_free(t); return; }
     check_at(e.code == code && strstr(e.message, needle) != NULL, file, line, "expected %s containing \"%s\", got %s: %s",
              mlrt_status_name(code), needle, mlrt_status_name(e.code), e.message);
+    check_at(et.code == e.code && !strcmp(et.message, e.message), file, line, "with take_files: %s: %s", mlrt_status_name(et.code),
+             et.message);
 }
 #define FAILS(d, code, needle) fails_at(__FILE__, __LINE__, (d), (code), (needle))
 

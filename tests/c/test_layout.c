@@ -24,7 +24,7 @@ static int layout_tensors(ref_mlp *r, const char *const *names, unsigned transpo
 }
 
 static mlrt_model *load_layout(bytes f, mlrt_weight_layout layout, mlrt_error *e) {
-    mlrt_load_options o = {NULL, layout};
+    mlrt_load_options o = {.weight_layout = layout};
     return keep_model(mlrt_load_from_bytes_ex(exact(f.p, f.n), f.n, &o, e));
 }
 

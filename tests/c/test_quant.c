@@ -91,7 +91,7 @@ static void check_layer_at(const char *file, int line, mlrt_dtype dt, const uint
     d.b = tmalloc(d.out_padded * sizeof(float));
     for (size_t o = 0; o < d.out_padded; o++) d.b[o] = o < out ? rng_float(-1, 1) : 0;
     mlrt_error e = {0};
-    mlrt_status st = mlrt__quant_pack(&d, tensor, dt, "test", "w", &e);
+    mlrt_status st = mlrt__quant_pack(&d, tensor, dt, false, "test", "w", &e);
     check_at(st == MLRT_OK, file, line, "pack %s [%u, %u]: %s", mlrt_dtype_name(dt), out, in, e.message);
     if (st) { free(d.q), free(d.qscale); return; }
     int bad_weights = 0;
@@ -180,7 +180,7 @@ static void q8_rows_same_bits(uint32_t in, size_t rows) {
     d.b = tmalloc(out * sizeof(float));
     for (size_t o = 0; o < out; o++) d.b[o] = rng_float(-1, 1);
     mlrt_error e;
-    CHECK_INT(mlrt__quant_pack(&d, t_enc_q8(w, (size_t)in * out), MLRT_APR_Q8, "test", "w", &e), MLRT_OK);
+    CHECK_INT(mlrt__quant_pack(&d, t_enc_q8(w, (size_t)in * out), MLRT_APR_Q8, false, "test", "w", &e), MLRT_OK);
     int16_t *xq = tmalloc(MLRT__QX(d.in_q) * sizeof *xq);
     int32_t *xsum = tmalloc((d.in_q / 4 + 1) * sizeof *xsum);
     uint32_t *nz = tmalloc((d.in_q + 2) * sizeof *nz);
@@ -219,7 +219,7 @@ static void test_quant_layouts_and_groups(void) {
         d.in = q4[k].in, d.out = 9, d.out_padded = 16;
         float *w = t_weights((size_t)d.in * 9);
         mlrt_error e;
-        CHECK_INT(mlrt__quant_pack(&d, t_enc_q4(w, (size_t)d.in * 9), MLRT_APR_Q4, "test", "w", &e), MLRT_OK);
+        CHECK_INT(mlrt__quant_pack(&d, t_enc_q4(w, (size_t)d.in * 9), MLRT_APR_Q4, false, "test", "w", &e), MLRT_OK);
         CHECK_INT(d.wq, q4[k].wq);
         CHECK_INT(d.group, q4[k].group);
         size_t blocks = ((size_t)d.in * 9 + 31) / 32;

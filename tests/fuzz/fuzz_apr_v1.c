@@ -59,8 +59,8 @@ static void run(const uint8_t *data, size_t size) {
     }
     mlrt_free(m2);
     /* expect: the header's type is transparent, another is refused before the payload */
-    mlrt_load_options same = {mlrt__apr_type_name(f.type), MLRT_LAYOUT_AUTO},
-                      other = {f.type == 1 ? "KMeans" : "LinearRegression", MLRT_LAYOUT_AUTO};
+    mlrt_load_options same = {.expect = mlrt__apr_type_name(f.type), .weight_layout = MLRT_LAYOUT_AUTO},
+                      other = {.expect = f.type == 1 ? "KMeans" : "LinearRegression", .weight_layout = MLRT_LAYOUT_AUTO};
     m2 = mlrt_load_from_bytes_ex(data, size, &same, &e2);
     FUZZ_ASSERT((m2 != NULL) == (m != NULL) && (m || e2.code == e.code), "expect %s changed the result", same.expect);
     mlrt_free(m2);
