@@ -122,6 +122,10 @@ typedef struct mlrt__vec {
 } mlrt__vec;
 bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
 
+/* ---- hashing: FNV-1a, 32 bits (the tokenizer's vocabulary, JSON's duplicate keys) ---- */
+#define MLRT__FNV_INIT 2166136261u
+#define MLRT__FNV_STEP(h, byte) (((h) ^ (uint8_t)(byte)) * 16777619u)
+
 /* ---- sorting (base/sort.c) ---- */
 /* Sorts n elements of `size` bytes at base by cmp (heapsort: O(n log n), no recursion, not stable),
  * as qsort does; ours, so that the wasm builds carry no libc sort. */
