@@ -27,7 +27,7 @@
 //            child, included), and the same over a bare Node child of this harness (no runtime, no model).
 //   wasm:    bytes of the WebAssembly modules the runtime compiled (seen by wrapping WebAssembly.*).
 import { fork, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,7 +118,12 @@ async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
     if (!existsSync(path.join(dir, 'model.q8.apr'))) throw new Error('n/a: no model.q8.apr (mlrt convert failed)');
     names = ['model.q8.apr', ...FOLDER_FILES.filter((n) => n !== 'model.safetensors')];
   }
-  const files = Object.fromEntries(names.map((n) => [n === 'model.q8.apr' ? 'model.apr' : n, readFileSync(path.join(dir, n))]));
+  // the weights file as a source: read straight into wasm memory by loadEncoder (never held twice), as
+  // tools/mlrt.mjs reads it; the small files as bytes
+  const source = (p) => ({ byteLength: statSync(p).size, readInto: (d) => { const fd = openSync(p, 'r'); try { return readSync(fd, d, 0, d.length, 0); } finally { closeSync(fd); } } });
+  const weights = (n) => n === 'model.safetensors' || n === 'model.q8.apr';
+  const files = Object.fromEntries(names.map((n) => [n === 'model.q8.apr' ? 'model.apr' : n,
+    weights(n) && !process.env.MLRT_WASM ? source(path.join(dir, n)) : readFileSync(path.join(dir, n))]));
   const wasmFile = process.env.MLRT_WASM; // --mlrt-wasm FILE: that build, through its raw exports
   if (wasmFile && !q8 && threads === 1) return mlrtRawRuntime(files, wasmFile);
   if (!existsSync(path.join(REPO, 'wasm/mlrt.wasm'))) throw new Error('n/a: wasm/mlrt.wasm is not built (make)');

@@ -489,6 +489,43 @@ test('loadEncoder checks its argument; loadFromBytes and load refuse an encoder 
   enc.free();
 });
 
+test('sources: { byteLength, readInto } write a file straight into wasm memory (the same bits); bad ones refused, nothing kept', async () => {
+  const files = await makeFolder('tiny');
+  const source = (b) => ({ byteLength: b.length, readInto: (d) => { d.set(b); return b.length; } });
+  const bad = (fn, code, re) => assert.throws(fn, (e) => e instanceof MlrtError && e.code === code && re.test(e.message), re.source);
+  const a = rt.loadEncoder(files), b = rt.loadEncoder(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, source(v)])));
+  sameBits(b.embed(['hello world', 'a second text']), a.embed(['hello world', 'a second text']), 'every file from a source');
+  a.free(), b.free();
+  const w = files['model.safetensors'];
+  for (let i = 0; i < 2; i++) { // (warm the heap up for the memory check below)
+    bad(() => rt.loadEncoder({ ...files, 'model.safetensors': { byteLength: -1, readInto() {} } }), 'INVALID_ARGUMENT', /'model\.safetensors': a source's byteLength must be an integer/);
+    bad(() => rt.loadEncoder({ ...files, 'model.safetensors': { byteLength: 2 ** 40, readInto() {} } }), 'INVALID_ARGUMENT', /byteLength must be an integer from 0/);
+    bad(() => rt.loadEncoder({ ...files, 'model.safetensors': { byteLength: w.length, readInto: (d) => { d.set(w.subarray(0, 3)); return 3; } } }),
+      'INVALID_ARGUMENT', new RegExp(`'model\\.safetensors': readInto gave 3 bytes of its byteLength ${w.length}`));
+    assert.throws(() => rt.loadEncoder({ ...files, 'model.safetensors': { byteLength: w.length, readInto() { throw new Error('disk on fire'); } } }), /disk on fire/);
+    // a truncated file from a source is refused as bytes are (the block is the C loader's: freed)
+    bad(() => rt.loadEncoder({ ...files, 'model.safetensors': source(w.subarray(0, w.length - 5)) }), 'TRUNCATED', /safetensors: the file is cut short/);
+  }
+  const before = rt.memoryBytes;
+  for (let i = 0; i < 5; i++) {
+    assert.throws(() => rt.loadEncoder({ ...files, 'model.safetensors': { byteLength: w.length, readInto() { throw new Error('x'); } } }), /x/);
+    assert.throws(() => rt.loadEncoder({ ...files, 'model.safetensors': source(w.subarray(0, w.length - 5)) }), MlrtError);
+  }
+  assert.equal(rt.memoryBytes, before, 'failed loads keep no memory');
+});
+
+test('memory: an encoder keeps one copy of its weights (all-MiniLM-L6-v2 f32: the file\'s bytes, packed in place, + a few MiB)', async () => {
+  const files = await minilmFiles();
+  const r = await createRuntime({ relaxed: false });
+  const weights = files['model.safetensors'].length;
+  const enc = r.loadEncoder(files);
+  const extra = r.memoryBytes - weights;
+  assert.ok(extra < 6 * 2 ** 20, `wasm memory ${r.memoryBytes} B for ${weights} B of weights: ${(extra / 2 ** 20).toFixed(1)} MiB more`);
+  const one = enc.embed('the weights packed where the file held them');
+  enc.free(), r.dispose();
+  sameBits(one, rt.loadEncoder(files).embed('the weights packed where the file held them'), 'a fresh runtime, the same bits');
+});
+
 test('info: the fields of the contract, frozen; the tokenizer is the model\'s and goes with it', async () => {
   const files = await minilmFiles();
   const enc = rt.loadEncoder(files);

@@ -11,7 +11,7 @@
 //   mlrt embed MODEL --text TEXT | --input FILE|- [--output json|f32|npy] [--out OUTFILE]
 //   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readFile, writeFile, chmod } from 'node:fs/promises';
 import process from 'node:process';
@@ -492,21 +492,42 @@ async function tokenize(rt, [path, text], options) {
 const ENCODER_NAMES = ['model.safetensors', 'model.apr', 'config.json', 'tokenizer.json', 'vocab.txt', 'tokenizer_config.json',
   'modules.json', 'sentence_bert_config.json'];
 
-/** A sentence encoder's files by name: a folder's, or a weights file (.apr / .safetensors) and the files beside it. */
-async function encoderFiles(path) {
+/** A file that rt.loadEncoder reads straight into wasm memory (a weights file is then never held twice). */
+function fileSource(path) {
+  return {
+    byteLength: statSync(path).size,
+    readInto(dest) {
+      const fd = openSync(path, 'r');
+      try {
+        let n = 0;
+        for (let k; n < dest.length && (k = readSync(fd, dest, n, dest.length - n, n)) > 0;) n += k;
+        return n;
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}
+
+/** A sentence encoder's files by name: a folder's, or a weights file (.apr / .safetensors) and the files beside it.
+ * The weights file as a source (read into wasm memory by loadEncoder), or its bytes with { bytes: true }. */
+async function encoderFiles(path, { bytes = false } = {}) {
+  const weightsFile = (at) => (bytes ? new Uint8Array(readFileSync(at)) : fileSource(at));
   const st = statSync(path, { throwIfNoEntry: false });
   if (!st) throw new CliError(`cannot read model '${path}': no such file or folder`);
   const files = {};
   let dir = path, names = ENCODER_NAMES;
   if (!st.isDirectory()) {
-    const bytes = await readBytes(path, 'model file');
-    files[ascii(bytes.subarray(0, 3)) === 'APR' ? 'model.apr' : 'model.safetensors'] = bytes;
+    const magic = new Uint8Array(3), fd = openSync(path, 'r');
+    try { readSync(fd, magic, 0, 3, 0); } finally { closeSync(fd); }
+    files[ascii(magic) === 'APR' ? 'model.apr' : 'model.safetensors'] = weightsFile(path);
     dir = dirname(path);
     names = ENCODER_NAMES.slice(2);
   }
   const add = (sub, name) => {
-    const rel = sub ? `${sub}/${name}` : name;
-    if (!(rel in files) && statSync(join(dir, rel), { throwIfNoEntry: false })?.isFile()) files[rel] = new Uint8Array(readFileSync(join(dir, rel)));
+    const rel = sub ? `${sub}/${name}` : name, at = join(dir, rel);
+    if (rel in files || !statSync(at, { throwIfNoEntry: false })?.isFile()) return;
+    files[rel] = name.startsWith('model.') ? weightsFile(at) : new Uint8Array(readFileSync(at));
   };
   for (const n of names) add('', n);
   add('1_Pooling', 'config.json');
@@ -560,7 +581,7 @@ async function encoderReport(rt, dir) {
   const enc = rt.loadEncoder(files);
   const report = {
     folder: dir,
-    files: Object.fromEntries(Object.entries(files).map(([k, b]) => [k, b.length])),
+    files: Object.fromEntries(Object.entries(files).map(([k, b]) => [k, b.byteLength])),
     info: enc.info,
     tokenizer: enc.tokenizer?.info ?? null,
   };
@@ -604,7 +625,7 @@ async function search(rt, [indexPath, query], options) {
   }
   if (typeof rt.loadEncoder !== 'function') throw new CliError('search: this mlrt has no loadEncoder (the sentence encoder)');
   const dir = options.model ?? dirname(indexPath);
-  const files = await encoderFiles(dir);
+  const files = await encoderFiles(dir, { bytes: true }); // (the weights' SHA-256 is checked first)
   const weights = files['model.safetensors'] ?? files['model.apr'];
   const sha = createHash('sha256').update(weights ?? new Uint8Array(0)).digest('hex');
   if (sha !== index.modelSha256) throw new CliError(`search: ${indexPath} was made with another model (SHA-256 ${index.modelSha256.slice(0, 16)}…; the weights in ${dir} are ${sha.slice(0, 16)}…; give the encoder's folder with --model DIR)`);

@@ -484,8 +484,19 @@ export interface Tokenizer {
  * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length). Other
  * names are ignored. */
 export type EncoderFiles =
-  | { readonly [name: string]: Uint8Array | ArrayBuffer }
-  | ReadonlyMap<string, Uint8Array | ArrayBuffer>;
+  | { readonly [name: string]: Uint8Array | ArrayBuffer | EncoderFileSource }
+  | ReadonlyMap<string, Uint8Array | ArrayBuffer | EncoderFileSource>;
+
+/** A file that loadEncoder reads straight into the runtime's memory, so that a large weights file is
+ * never held twice (the model packs its weights where the file's bytes lie). readInto(dest) must fill
+ * dest (byteLength bytes: a view of wasm memory, valid only during the call) and may return the count
+ * it wrote (another count is INVALID_ARGUMENT); what it throws is thrown. In Node:
+ * `{ byteLength: statSync(p).size, readInto: (d) => readSync(fd, d, 0, d.length, 0) }` (loop for files
+ * over 2 GB). byteLength: an integer from 0 to 4294901760, else INVALID_ARGUMENT. */
+export interface EncoderFileSource {
+  readonly byteLength: number;
+  readInto(dest: Uint8Array): number | void;
+}
 
 export interface EncoderInfo {
   readonly format: 'safetensors' | 'apr';

@@ -164,7 +164,7 @@ const EXPORTS = ['mlrt_alloc', 'mlrt_dealloc', 'mlrt_build_flags', 'mlrt_status_
 const ERROR = { bytes: 324, message: 4 };                               // mlrt_error { code; char message[320] }
 const TENSOR = { bytes: 88, name: 0, dtype: 4, rank: 8, dims: 16, data: 80 }; // mlrt_tensor
 const MAX_DIMS = 8;                                                     // MLRT_MAX_DIMS
-const LOAD_OPTIONS = { bytes: 8, expect: 0, weightLayout: 4 };          // mlrt_load_options
+const LOAD_OPTIONS = { bytes: 12, expect: 0, weightLayout: 4, takeFiles: 8 }; // mlrt_load_options
 const LAYER_INFO = { bytes: 16, hasBias: 12 };                          // mlrt_layer_info { inputs, outputs, activation, has_bias }
 
 // The element types run() takes and gives, by onnxruntime-web's tensor type names: their mlrt_dtype
@@ -444,12 +444,13 @@ class Runtime {
 }
 
 // An mlrt_load_options at ptr, followed by expect's NUL-terminated UTF-8 (or NULL without it).
-function writeLoadOptions(w, ptr, expectUtf8, layout) {
+function writeLoadOptions(w, ptr, expectUtf8, layout, takeFiles = false) {
   const text = ptr + LOAD_OPTIONS.bytes, view = w.view(), u8 = w.u8();
   if (expectUtf8) u8.set(expectUtf8, text);
   u8[text + (expectUtf8?.length ?? 0)] = 0;
   view.setUint32(ptr + LOAD_OPTIONS.expect, expectUtf8 ? text : 0, true);
   view.setInt32(ptr + LOAD_OPTIONS.weightLayout, layout, true);
+  view.setInt32(ptr + LOAD_OPTIONS.takeFiles, takeFiles ? 1 : 0, true);
 }
 
 function asBytes(bytes, what) {
@@ -1016,7 +1017,8 @@ const FILE_BYTES = 12; // mlrt_file { const char *name; const uint8_t *bytes; si
 const FILES_HINT = "{ 'model.safetensors': bytes, 'config.json': bytes, 'tokenizer.json': bytes, ... } or a Map of them";
 const MAX_BATCH = 1 << 16;
 
-// A folder's files: [[name, Uint8Array]], checked.
+// A folder's files: [[name, Uint8Array | source]], checked. A source ({ byteLength, readInto(dest) })
+// writes the file straight into wasm memory, so that its bytes are never held twice.
 function namedFiles(files, what) {
   let entries;
   if (files instanceof Map) entries = [...files];
@@ -1027,36 +1029,60 @@ function namedFiles(files, what) {
     if (typeof name !== 'string' || !name || name.includes('\0')) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: a file name must be a non-empty string without NUL, got ${JSON.stringify(String(name))}`);
     }
+    if (bytes && typeof bytes.readInto === 'function' && !ArrayBuffer.isView(bytes)) {
+      const n = bytes.byteLength;
+      if (!Number.isSafeInteger(n) || n < 0 || n > 0xffff0000) {
+        throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': a source's byteLength must be an integer from 0 to 4294901760, got ${String(n)}`);
+      }
+      return [name, bytes];
+    }
     return [name, asBytes(bytes, `${what}: '${name}'`)];
   });
+}
+
+// One file into its block of wasm memory at `at`: copied, or read by its source.
+function fillBlock(w, at, name, src) {
+  if (!src.readInto) { w.u8().set(src, at); return; }
+  const dest = w.u8().subarray(at, at + src.byteLength);
+  const got = src.readInto(dest);
+  if (typeof got === 'number' && got !== dest.length) {
+    throw new MlrtError('INVALID_ARGUMENT', `loadEncoder: '${name}': readInto gave ${got} bytes of its byteLength ${dest.length}`);
+  }
 }
 
 function loadEncoder(w, text, files) {
   const named = namedFiles(files, 'loadEncoder');
   const names = named.map(([name]) => encoder.encode(`${name}\0`));
-  const copies = [];
-  let ptr = 0;
+  const blocks = [];
+  let list = 0, ptr = 0;
   try {
-    // each file's bytes in a block of its own, then the mlrt_file list with the names after it
-    for (const [, bytes] of named) {
-      const at = w.alloc(Math.max(bytes.length, 1));
-      copies.push(at);
-      w.u8().set(bytes, at);
+    // each file in a block of its own (mlrt_load_files takes them: the model keeps the weights file's
+    // and packs its weights there), then the options and the mlrt_file list with the names after it
+    for (const [name, src] of named) {
+      const at = w.alloc(Math.max(src.byteLength, 1));
+      blocks.push(at);
+      fillBlock(w, at, name, src);
     }
-    const list = w.alloc(FILE_BYTES * named.length + names.reduce((a, n) => a + n.length, 0));
-    copies.push(list);
-    let at = list + FILE_BYTES * named.length;
-    named.forEach(([, bytes], k) => {
-      const view = w.view(), s = list + FILE_BYTES * k;
+    list = w.alloc(LOAD_OPTIONS.bytes + 4 + FILE_BYTES * named.length + names.reduce((a, n) => a + n.length, 0));
+  } catch (e) {
+    for (const at of blocks) w.free(at);
+    throw e;
+  }
+  try {
+    const files = list + LOAD_OPTIONS.bytes + 4; // (the options' empty expect string, then 4-aligned)
+    writeLoadOptions(w, list, null, 0, true);
+    let at = files + FILE_BYTES * named.length;
+    named.forEach(([, src], k) => {
+      const view = w.view(), s = files + FILE_BYTES * k;
       w.u8().set(names[k], at);
       view.setUint32(s, at, true);
-      view.setUint32(s + 4, copies[k], true);
-      view.setUint32(s + 8, bytes.length, true);
+      view.setUint32(s + 4, blocks[k], true);
+      view.setUint32(s + 8, src.byteLength, true);
       at += names[k].length;
     });
-    ptr = w.x.mlrt_load_files(list, named.length, 0, w.error);
+    ptr = w.x.mlrt_load_files(files, named.length, list, w.error);
   } finally {
-    for (const at of copies) w.free(at);
+    w.free(list);
   }
   if (!ptr) {
     const e = w.failure();
