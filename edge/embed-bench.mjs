@@ -4,6 +4,7 @@
 //
 //   node edge/embed-bench.mjs [--batches 5] [--per-batch 100] [--build simd|relaxed|scalar]
 //                             [--load 20000] [--connections 64] [--wasm-dir DIR (default wasm/)] [--json FILE]
+//                             [--v8-flags '--no-wasm-bounds-checks ...' (workerd's config v8Flags: diagnosis only)]
 //
 // The model: tools/encoder/folder.mjs's all-MiniLM-L6-v2 folder (random BERT-init weights, seed 6,
 // the real bert-base-uncased tokenizer), converted by `mlrt convert FOLDER OUT.apr --quantize q8
@@ -19,6 +20,9 @@
 //   first request and after all.
 // - --load N: N requests over --connections connections, every tenth a bad body (invalid JSON:
 //   400), then the count of errors (connection errors, timeouts, answers with another status).
+// workerd does not give a wasm memory guard pages (its 2 GB maximum is reserved, not V8's 8 GB + guard
+// region), so V8 bounds-checks every wasm load and store there, which Node does not: --v8-flags
+// --no-wasm-bounds-checks (unsafe) measures what those checks cost (bench/README.md).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -88,7 +92,8 @@ async function post(base, body) {
   return performance.now() - t0;
 }
 
-const server = await startWorkerd({}, modules, { MLRT_BUILD: BUILD });
+const V8_FLAGS = opt('--v8-flags', '').split(/\s+/).filter(Boolean);
+const server = await startWorkerd({ v8Flags: V8_FLAGS }, modules, { MLRT_BUILD: BUILD });
 try {
   await new Promise((r) => setTimeout(r, 500));
   const rss = { start: rssBytes(server.pid) };
@@ -115,11 +120,11 @@ try {
     rss.afterLoad = rssBytes(server.pid);
   }
   const out = {
-    build: info.build, requests: BATCHES * PER_BATCH, firstRequestMs: first, firstRequestCpuMs: firstCpuMs,
+    build: info.build, v8Flags: V8_FLAGS, requests: BATCHES * PER_BATCH, firstRequestMs: first, firstRequestCpuMs: firstCpuMs,
     cpuMsPerRequest: { median: median(perRequestCpu), min: Math.min(...perRequestCpu), max: Math.max(...perRequestCpu) },
     wallMs: { median: median(wall), p99: quantile(wall, 0.99) }, rss, wasmMemoryBytes: info.wasmMemoryBytes, bundleBytes: info.bundleBytes, load,
   };
-  console.log(`POST /embed under bare workerd (${out.build}; Q8 all-MiniLM-L6-v2 shape, 16-token texts, one per request), ${out.requests} sequential requests after a warm-up of 50:`);
+  console.log(`POST /embed under bare workerd (${out.build}${V8_FLAGS.length ? `, V8 flags ${V8_FLAGS.join(' ')}` : ''}; Q8 all-MiniLM-L6-v2 shape, 16-token texts, one per request), ${out.requests} sequential requests after a warm-up of 50:`);
   console.log('| measure | value |');
   console.log('|---|---:|');
   console.log(`| CPU per request, median of ${BATCHES} batch means (range) | ${out.cpuMsPerRequest.median.toFixed(1)} ms (${out.cpuMsPerRequest.min.toFixed(1)}–${out.cpuMsPerRequest.max.toFixed(1)}) |`);

@@ -58,7 +58,7 @@ const capnpString = (s) => `"${String(s).replace(/[\\"]/g, (c) => `\\${c}`).repl
 const CAPNP_KIND = { ESModule: 'esModule', CompiledWasm: 'wasm', Data: 'data' };
 
 /** The workerd config for the bundle (module names are files next to the config). */
-export function workerdConfig(modules, bindings, { port = 0 } = {}) {
+export function workerdConfig(modules, bindings, { port = 0, v8Flags = [] } = {}) {
   const mods = modules.map((m) => `    (name = ${capnpString(m.name)}, ${CAPNP_KIND[m.type]} = embed ${capnpString(m.name)})`).join(',\n');
   const binds = Object.entries(bindings).map(([k, v]) => `    (name = ${capnpString(k)}, text = ${capnpString(v)})`).join(',\n');
   return `using Workerd = import "/workerd/workerd.capnp";
@@ -69,7 +69,7 @@ const config :Workerd.Config = (
     # Outbound fetch (MODEL_URL): loopback and private addresses allowed as well as public ones.
     (name = "internet", network = (allow = ["public", "private", "local"])),
   ],
-  sockets = [ (name = "http", address = ${capnpString(`${HOST}:${port}`)}, http = (), service = "main") ],
+  sockets = [ (name = "http", address = ${capnpString(`${HOST}:${port}`)}, http = (), service = "main") ],${v8Flags.length ? `\n  v8Flags = [ ${v8Flags.map(capnpString).join(', ')} ],` : ''}
 );
 
 const mlrtWorker :Workerd.Worker = (
@@ -92,7 +92,7 @@ export async function startWorkerd(opts, modules, bindings) {
     if (m.path === null) await writeFile(join(dir, m.name), new Uint8Array(0));
     else await symlink(m.path, join(dir, m.name));
   }
-  await writeFile(join(dir, 'config.capnp'), workerdConfig(modules, bindings, { port: opts.port ?? 0 }));
+  await writeFile(join(dir, 'config.capnp'), workerdConfig(modules, bindings, { port: opts.port ?? 0, v8Flags: opts.v8Flags }));
   const bin = fileURLToPath(new URL('../node_modules/.bin/workerd', import.meta.url));
   const child = spawn(bin, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], {
     stdio: ['ignore', opts.verbose ? 'inherit' : 'ignore', 'pipe', 'pipe'],
