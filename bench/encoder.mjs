@@ -249,12 +249,24 @@ function watchWasm() { // bytes of every module compiled from here on (probes un
   return seen;
 }
 
+// This process's peak RSS, KB: VmHWM (its own address space's high-water mark) where Linux gives it.
+// getrusage's maxrss is not the child's own: execve keeps the larger of it and the forked copy of the
+// parent's resident set, so a parent that had grown (preparing the models: ~380 MB) set every
+// child's floor (a run printed "bare Node 382.8 MiB" and every runtime at 0 MiB over it).
+function peakRssKB() {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]);
+  } catch { /* not Linux */ }
+  return process.resourceUsage().maxRSS;
+}
+
 async function child(mode, model, rid) {
   const dir = path.join(OUT, model);
   loadVocab(dir);
   if (mode === 'bare') { // bare Node: this harness with no runtime and no model bytes read
     const xs = sequences(8, MODELS[model].lengths.at(-1), 3);
-    return { maxRssKB: process.resourceUsage().maxRSS, keep: xs.length };
+    return { maxRssKB: peakRssKB(), keep: xs.length };
   }
   const wasm = watchWasm();
   const first = sequences(1, 16, 1);
@@ -267,7 +279,7 @@ async function child(mode, model, rid) {
     const T = MODELS[model].lengths.at(-1), xs = sequences(8, T, 3);
     let acc = 0;
     for (let k = 0; k < (QUICK ? 3 : 10); k++) acc += (await r.embed(xs))[0];
-    res.maxRssKB = process.resourceUsage().maxRSS;
+    res.maxRssKB = peakRssKB();
     res.acc = acc;
     return res;
   }
