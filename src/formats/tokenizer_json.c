@@ -160,7 +160,7 @@ static mlrt_status read_vocab(rd *r, const mlrt__json *vocab) {
         d->pool_len = at;
         d->n_vocab = d->n_ids = n;
         long a, b;
-        if (!mlrt__tok_desc_sort(d, &a, &b))
+        if (!mlrt__tok_desc_check(d, &a, &b))
             st = fail(r, MLRT_ERR_OUT_OF_MEMORY, "model.vocab: out of memory");
         else if (a >= 0) /* the JSON reader refuses equal keys; equal tokens can still differ in escapes only */
             st = fail(r, MLRT_ERR_DUPLICATE_KEY, "model.vocab: token \"%s\" has ids %ld and %ld",

@@ -63,7 +63,7 @@ static mlrt_status read_vocab(const uint8_t *b, size_t n, mlrt__tok_desc *d, mlr
     d->pool_len = at;
     d->n_vocab = d->n_ids = id;
     long x, y;
-    if (!mlrt__tok_desc_sort(d, &x, &y)) return mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory");
+    if (!mlrt__tok_desc_check(d, &x, &y)) return mlrt__fail_in(err, MLRT_ERR_OUT_OF_MEMORY, VOCAB, "out of memory");
     if (x >= 0)
         return mlrt__fail_in(err, MLRT_ERR_DUPLICATE_KEY, VOCAB, "line %ld repeats line %ld (\"%s\")", y + 1, x + 1,
                           d->pool + d->off[x]);

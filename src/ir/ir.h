@@ -222,7 +222,6 @@ typedef struct mlrt__tok_desc {
     char *pool;                     /* [pool_len] the tokens, each NUL-terminated, in id order */
     size_t pool_len;
     uint32_t *off;                  /* [n_vocab + 1] token i = pool[off[i] .. off[i+1] - 1) */
-    uint32_t *sorted;               /* [n_vocab] the ids in byte order of their tokens (mlrt__tok_desc_sort) */
     uint32_t unk_id;                /* unk_token's id (in the vocabulary) */
     char prefix[MLRT__TOK_MAX_TOKEN + 1]; /* continuing_subword_prefix ("##"), NUL-terminated */
     uint32_t prefix_len;
@@ -262,10 +261,10 @@ typedef struct mlrt__tok_desc {
 } mlrt__tok_desc;
 
 void mlrt__tok_desc_free(mlrt__tok_desc *d);
-/* Fills d->sorted (pool, off, n_vocab set). False when out of memory; *dup_a, *dup_b = two ids
- * with the same token (dup_a = -1 when there are none). */
-bool mlrt__tok_desc_sort(mlrt__tok_desc *d, long *dup_a, long *dup_b);
-/* The id of token s [n] in d's vocabulary (d->sorted set), or -1. */
+/* A token that comes twice (pool, off, n_vocab set): *dup_a < *dup_b, its first two ids (the first
+ * repeat in id order), or -1 when none does. False when out of memory. */
+bool mlrt__tok_desc_check(const mlrt__tok_desc *d, long *dup_a, long *dup_b);
+/* The lowest id of token s [n] in d's vocabulary, or -1. */
 long mlrt__tok_desc_find(const mlrt__tok_desc *d, const char *s, size_t n);
 
 /* ---------------------------------------------------------------- a graph of ops */

@@ -268,11 +268,39 @@ static void test_text_vocab_txt(void) {
     CHECK_CONTAINS(e.message, "vocab.txt given twice");
 }
 
+/* Tokens made to collide in the readers' duplicate check (its hash set: 64 tokens in one slot of 128):
+ * it falls back to sorting, and still finds a repeated line, or none. */
+static void test_text_vocab_collisions(void) {
+    for (int with_dup = 0; with_dup < 2; with_dup++) {
+        bytes v = {0};
+        put_str(&v, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n");
+        char first[16] = "";
+        for (unsigned k = 0, found = 0; found < 59; k++) {
+            char tok[16];
+            int n = snprintf(tok, sizeof tok, "w%u", k);
+            uint32_t h = MLRT__FNV_INIT;
+            for (int i = 0; i < n; i++) h = MLRT__FNV_STEP(h, tok[i]);
+            if (((h ^ h >> 16) & 127) != 9) continue;
+            put_fmt(&v, "%s\n", tok);
+            if (!found++) memcpy(first, tok, sizeof tok);
+        }
+        if (with_dup) put_fmt(&v, "%s\n", first); /* line 65 repeats line 6 */
+        v = done(v);
+        mlrt_file f = {"vocab.txt", exact(v.p, v.n), v.n};
+        mlrt_error e;
+        mlrt_tokenizer *t = mlrt_tokenizer_load(&f, 1, &e);
+        CHECK(with_dup ? t == NULL && e.code == MLRT_ERR_DUPLICATE_KEY : t != NULL);
+        if (with_dup) CHECK_CONTAINS(e.message, "line 65 repeats line 6");
+        mlrt_tokenizer_free(t);
+    }
+}
+
 const test_case text_tests[] = {
     T(test_text_unicode_tables),
     T(test_text_engine_spec_cases),
     T(test_text_pairs_truncation_batch),
     T(test_text_readers_refuse_every_prefix),
     T(test_text_vocab_txt),
+    T(test_text_vocab_collisions),
     {0},
 };
