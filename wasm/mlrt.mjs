@@ -1068,6 +1068,7 @@ function loadEncoder(w, text, files) {
     for (const at of blocks) w.free(at);
     throw e;
   }
+  let called = false;
   try {
     const files = list + LOAD_OPTIONS.bytes + 4; // (the options' empty expect string, then 4-aligned)
     writeLoadOptions(w, list, null, 0, true);
@@ -1080,9 +1081,11 @@ function loadEncoder(w, text, files) {
       view.setUint32(s + 8, src.byteLength, true);
       at += names[k].length;
     });
+    called = true; // (from here the blocks are the C loader's: it frees them, or the model keeps them)
     ptr = w.x.mlrt_load_files(files, named.length, list, w.error);
   } finally {
     w.free(list);
+    if (!called) for (const at of blocks) w.free(at);
   }
   if (!ptr) {
     const e = w.failure();
