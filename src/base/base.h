@@ -122,7 +122,7 @@ typedef struct mlrt__vec {
 } mlrt__vec;
 bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
 
-/* ---- hashing: FNV-1a, 32 bits (the tokenizer's vocabulary, JSON's duplicate keys) ---- */
+/* ---- hashing: FNV-1a, 32 bits (the tokenizer's vocabulary, repeated keys) ---- */
 #define MLRT__FNV_INIT 2166136261u
 #define MLRT__FNV_STEP(h, byte) (((h) ^ (uint8_t)(byte)) * 16777619u)
 
@@ -130,5 +130,12 @@ bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
 /* Sorts n elements of `size` bytes at base by cmp (heapsort: O(n log n), no recursion, not stable),
  * as qsort does; ours, so that the wasm builds carry no libc sort. */
 void mlrt__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* Item i's key: its bytes [*len]. */
+typedef const char *(*mlrt__key_fn)(const void *ctx, size_t i, size_t *len);
+/* The first of n items (n < 2^31) whose key repeats an earlier item's: *first < *again, their indices,
+ * or both SIZE_MAX when no key repeats. Linear, through a hash set of the indices (FNV-1a); keys made
+ * to collide (more than 8 probes an item on average) fall back to sorting the indices by key, so it
+ * stays O(n log n) whatever the keys. False when out of memory. */
+bool mlrt__first_repeat(size_t n, const void *ctx, mlrt__key_fn key, size_t *first, size_t *again);
 
 #endif
