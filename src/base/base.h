@@ -130,6 +130,12 @@ bool mlrt__vec_reserve(mlrt__vec *v, size_t more, size_t elem);
 /* Sorts n elements of `size` bytes at base by cmp (heapsort: O(n log n), no recursion, not stable),
  * as qsort does; ours, so that the wasm builds carry no libc sort. */
 void mlrt__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+/* The slot of key s [n] in mlrt__first_repeat's hash set of `cap` slots (a power of 2). */
+static inline size_t mlrt__repeat_slot(const char *s, size_t n, size_t cap) {
+    uint32_t h = MLRT__FNV_INIT;
+    for (size_t i = 0; i < n; i++) h = MLRT__FNV_STEP(h, s[i]);
+    return (h ^ h >> 16) & (cap - 1);
+}
 /* Item i's key: its bytes [*len]. */
 typedef const char *(*mlrt__key_fn)(const void *ctx, size_t i, size_t *len);
 /* The first of n items (n < 2^31) whose key repeats an earlier item's: *first < *again, their indices,

@@ -79,9 +79,7 @@ bool mlrt__first_repeat(size_t n, const void *ctx, mlrt__key_fn key, size_t *fir
     for (; i < n && *again == SIZE_MAX && probes <= 8 * n; i++) {
         size_t len;
         const char *k = key(ctx, i, &len);
-        uint32_t h = MLRT__FNV_INIT;
-        for (size_t j = 0; j < len; j++) h = MLRT__FNV_STEP(h, k[j]);
-        size_t at = (h ^ h >> 16) & (cap - 1);
+        size_t at = mlrt__repeat_slot(k, len, cap);
         for (; set[at]; at = (at + 1) & (cap - 1), probes++)
             if (!key_cmp(ctx, key, set[at] - 1, i)) *first = set[at] - 1, *again = i;
         set[at] = (uint32_t)i + 1;

@@ -49,6 +49,13 @@ void put_fmt(bytes *b, const char *fmt, ...) {
     put(b, tmp, (size_t)n);
 }
 
+void next_colliding_key(const char *prefix, size_t cap, size_t slot, unsigned *next, char key[16]) {
+    for (;;) {
+        int n = snprintf(key, 16, "%s%u", prefix, (*next)++);
+        if (mlrt__repeat_slot(key, (size_t)n, cap) == slot) return;
+    }
+}
+
 /* Hands the buffer to the per-test memory; the bytes stay valid until the test ends. */
 bytes done(bytes b) {
     keep(b.p);

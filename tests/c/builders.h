@@ -33,6 +33,9 @@ void put_f32(bytes *b, float f);
 void put_f64(bytes *b, double d);
 void put_str(bytes *b, const char *s);
 void put_fmt(bytes *b, const char *fmt, ...);
+/* The next key "<prefix><k>" (k from *next on) that lands in slot `slot` of mlrt__first_repeat's hash
+ * set of `cap` slots: keys made to collide, for the tests of its sorting fallback. Into key [16]. */
+void next_colliding_key(const char *prefix, size_t cap, size_t slot, unsigned *next, char key[16]);
 /* Hands the buffer to the per-test memory; the bytes stay valid until the test ends. */
 bytes done(bytes b);
 /* The first n bytes of f (a prefix view: loaders get an exact() copy anyway). */
