@@ -225,26 +225,6 @@ __attribute__((noinline)) void mlrt__activate(mlrt_activation act, float *y, siz
 
 /* ------------------------------------------------------------------ exp and GELU, four at a time (encoders) */
 
-/* x = k ln2 + r, |r| <= ln2 / 2, e^r = 1 + r + r^2 P(r), P of degree 4 fitted to it
- * (tools/fit/encoder_fits.py), times 2^k from the exponent bits. Plain multiplies and adds, never
- * fused: the same bits in every build (the relaxed one too); within 2 ulp of the true value
- * (tests/c/test_encoder.c sweeps it). */
-__attribute__((noinline)) v4 mlrt__exp4x(v4 x, v4 lo) {
-    const v4 magic = splat(0x1.8p23f);      /* adding it rounds to an integer, which lands in the low bits */
-    i4 live = x > splat(-87.3f);
-    v4 xc = select4(live, x, splat(-87.3f));
-    v4 t = xc * splat(1.44269504f) + magic, k = t - magic;
-    v4 r = ((xc - k * splat(0.693359375f)) - k * splat(-2.12194440e-4f)) + lo; /* ln2 = 0.693359375 - 2.12194440e-4 */
-    v4 p = splat(1.389393001e-03f);
-    p = p * r + splat(8.363724686e-03f);
-    p = p * r + splat(4.166695476e-02f);
-    p = p * r + splat(1.666657329e-01f);
-    p = p * r + splat(5.000000000e-01f);
-    p = (splat(1.0f) + r) + (r * r) * p;
-    i4 e = ((i4)t - 0x4b400000 + 127) << 23; /* 2^k, k in [-126, 127] */
-    return (v4)((i4)(p * (v4)e) & live);
-}
-
 /* gelu(x) = x Phi(x) in float vectors, for the encoder's feed-forward layers (millions per text:
  * the double-precision mlrt__gelu above is too slow there). With a = |x|, E = e^(-x^2/2) (mlrt__exp4x) and
  * R(a) = Phi(-a) e^(a^2/2):
@@ -261,7 +241,7 @@ static const float GELU_Q[11] = {2.615782917e-01f, -1.373640001e-01f, 6.21071197
 static const float GELU_G[10] = {3.989422917e-01f, -9.383520592e-06f, -3.983703554e-01f, -1.289183553e-02f, 1.328806877e+00f,
                                  -5.497738719e-01f, -6.796862602e+00f, 1.731290245e+01f, -1.817209816e+01f, 7.438931465e+00f};
 
-__attribute__((noinline)) static v4 gelu4(v4 x) {
+__attribute__((always_inline)) static inline v4 gelu4(v4 x) {
     v4 a = (v4)((i4)x & 0x7fffffff), xc = select4(a < splat(16.0f), x, splat(16.0f)); /* (E = 0 from 13.3 on) */
     v4 xh = (v4)((i4)xc & (int32_t)0xfffff000), xl = xc - xh;
     v4 e = mlrt__exp4x(xh * xh * splat(-0.5f), splat(0.0f) - (xh * xl + xl * xl * splat(0.5f)));
@@ -281,12 +261,18 @@ __attribute__((noinline)) static v4 gelu4(v4 x) {
     return select4(x < splat(0.0f), c, x - c);
 }
 
-__attribute__((noinline)) void mlrt__gelu_n(float *y, size_t n) {
-    for (size_t i = 0; i < n; i += 4) { /* hot loop: the feed-forward activations (the last 1..3 through a copy) */
+/* y [n4], n4 a multiple of 4: the one place gelu4 is inlined. */
+__attribute__((noinline)) static void gelu_run(float *y, size_t n4) {
+    for (size_t i = 0; i < n4; i += 4) st(y + i, gelu4(ld(y + i))); /* hot loop: the feed-forward activations */
+}
+
+void mlrt__gelu_n(float *y, size_t n) {
+    const size_t n4 = n & ~(size_t)3, k = n - n4;
+    gelu_run(y, n4);
+    if (k) { /* the last 1..3 through a copy */
         float t[4] = {0};
-        float *p = i + 4 <= n ? y + i : t;
-        if (p == t) memcpy(t, y + i, (n - i) * sizeof *y);
-        st(p, gelu4(ld(p)));
-        if (p == t) memcpy(y + i, t, (n - i) * sizeof *y);
+        memcpy(t, y + n4, k * sizeof *y);
+        gelu_run(t, 4);
+        memcpy(y + n4, t, k * sizeof *y);
     }
 }

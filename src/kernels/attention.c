@@ -3,60 +3,82 @@
  *
  * Attention, per query i of a text of n tokens (head columns of width d):
  *   s[j] = (q_i . k_j) * scale      sixteen keys at a time from kt, the head's keys transposed [d][n16]
- *   p[j] = e^(s[j] - max s) (mlrt__exp4x), then divided by their sum (taken in key order)
- *   out_i = sum_j p[j] v_j           four columns at a time, keys in order
+ *   p[j] = e^(s[j] - max s) (mlrt__exp4x), then times 1 / their sum (taken in key order)
+ *   out_i = sum_j p[j] v_j           sixteen columns at a time, keys in order
+ * Queries go two at a time, so that each key and value loaded serves both (8 accumulators).
  * Every sum runs in a fixed order and the vectors' lanes are independent: the SIMD128, scalar, WASI
  * and native builds give the same bits (madd fuses only in the relaxed build). The text's tokens are
  * all the keys: padding is never among them, so a text gives the same bits alone as in any batch.
- * Scratch: kt [d][n16] and p [n16], n16 = n rounded up to 16: no n x n buffer at all. */
+ * Scratch: kt [d][n16] and p [2][n16], n16 = n rounded up to 16: no n x n buffer at all. */
 #include "kernels.h"
 #include "simd.h"
 #include <math.h>
 #include <string.h>
 
+/* Scores of queries q0 and q1 (q1 == q0: one query) against all keys: p0, p1 [n16]. */
+static void scores2(const float *q0, const float *q1, const float *kt, size_t n16, size_t d, v4 sc, float *p0, float *p1) {
+    for (size_t j = 0; j < n16; j += 16) { /* hot loop: sixteen keys per pass over the queries' d values */
+        v4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        const float *kr = kt + j;
+        MLRT__ROLLED for (size_t c = 0; c < d; c++, kr += n16) {
+            v4 k0 = ld(kr), k1 = ld(kr + 4), k2 = ld(kr + 8), k3 = ld(kr + 12), x = splat(q0[c]), y = splat(q1[c]);
+            a0 = madd(a0, k0, x), a1 = madd(a1, k1, x), a2 = madd(a2, k2, x), a3 = madd(a3, k3, x);
+            b0 = madd(b0, k0, y), b1 = madd(b1, k1, y), b2 = madd(b2, k2, y), b3 = madd(b3, k3, y);
+        }
+        st(p0 + j, a0 * sc), st(p0 + j + 4, a1 * sc), st(p0 + j + 8, a2 * sc), st(p0 + j + 12, a3 * sc);
+        st(p1 + j, b0 * sc), st(p1 + j + 4, b1 * sc), st(p1 + j + 8, b2 * sc), st(p1 + j + 12, b3 * sc);
+    }
+}
+
+/* p [n] <- softmax(p): e^(p[j] - max), then times 1 / their sum taken in key order. */
+__attribute__((noinline)) static void softmax_row(float *p, size_t n) {
+    float m = p[0];
+    MLRT__ROLLED for (size_t j = 1; j < n; j++) m = p[j] > m ? p[j] : m;
+    const v4 mv = splat(m), zero = splat(0.0f);
+    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) st(p + j, mlrt__exp4x(ld(p + j) - mv, zero));
+    float sum = 0.0f;
+    MLRT__ROLLED for (size_t j = 0; j < n; j++) sum += p[j];
+    const v4 inv = splat(1.0f / sum);
+    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) st(p + j, ld(p + j) * inv); /* (lanes past n: scratch, unread) */
+}
+
+/* o0 = sum_j p0[j] v_j and o1 likewise (o1 == o0, p1 == p0: one query), keys in order. */
+static void values2(const float *v, size_t stride, size_t n, size_t d, const float *p0, const float *p1, float *o0, float *o1) {
+    size_t c = 0;
+    for (; c + 16 <= d; c += 16) { /* hot loop: sixteen columns of both queries, one value row per pass */
+        v4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        const float *vr = v + c;
+        MLRT__ROLLED for (size_t j = 0; j < n; j++, vr += stride) {
+            v4 v0 = ld(vr), v1 = ld(vr + 4), v2 = ld(vr + 8), v3 = ld(vr + 12), x = splat(p0[j]), y = splat(p1[j]);
+            a0 = madd(a0, v0, x), a1 = madd(a1, v1, x), a2 = madd(a2, v2, x), a3 = madd(a3, v3, x);
+            b0 = madd(b0, v0, y), b1 = madd(b1, v1, y), b2 = madd(b2, v2, y), b3 = madd(b3, v3, y);
+        }
+        st(o1 + c, b0), st(o1 + c + 4, b1), st(o1 + c + 8, b2), st(o1 + c + 12, b3);
+        st(o0 + c, a0), st(o0 + c + 4, a1), st(o0 + c + 8, a2), st(o0 + c + 12, a3);
+    }
+    for (; c < d; c++) { /* the last 1..15 columns (heads are 32 or 64 wide): lane by lane, keys in the same order */
+        float a = 0.0f, b = 0.0f;
+        MLRT__ROLLED for (size_t j = 0; j < n; j++) a = madd(splat(a), splat(v[j * stride + c]), splat(p0[j]))[0],
+                                                    b = madd(splat(b), splat(v[j * stride + c]), splat(p1[j]))[0];
+        o1[c] = b, o0[c] = a;
+    }
+}
+
 __attribute__((noinline)) void mlrt__attention(const float *q, const float *k, const float *v, size_t stride, size_t n,
                                                size_t d, float scale, float *out, float *kt, float *p) {
     const size_t n16 = (n + 15) & ~(size_t)15;
-    const v4 sc = splat(scale);
     for (size_t c = 0; c < d; c++) { /* the keys transposed, zero past n */
         MLRT__ROLLED for (size_t j = 0; j < n; j++) kt[c * n16 + j] = k[j * stride + c];
         MLRT__ROLLED for (size_t j = n; j < n16; j++) kt[c * n16 + j] = 0.0f;
     }
-    for (size_t i = 0; i < n; i++) {
-        const float *qi = q + i * stride;
-        size_t j;
-        for (j = 0; j < n16; j += 16) { /* hot loop: the scores, sixteen keys per pass over the query's d values */
-            v4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-            const float *kr = kt + j;
-            MLRT__ROLLED for (size_t c = 0; c < d; c++, kr += n16) {
-                v4 x = splat(qi[c]);
-                a0 = madd(a0, ld(kr), x), a1 = madd(a1, ld(kr + 4), x), a2 = madd(a2, ld(kr + 8), x), a3 = madd(a3, ld(kr + 12), x);
-            }
-            st(p + j, a0 * sc), st(p + j + 4, a1 * sc), st(p + j + 8, a2 * sc), st(p + j + 12, a3 * sc);
-        }
-        float m = p[0];
-        MLRT__ROLLED for (j = 1; j < n; j++) m = p[j] > m ? p[j] : m;
-        MLRT__ROLLED for (j = 0; j < n; j += 4) st(p + j, mlrt__exp4x(ld(p + j) - splat(m), splat(0.0f)));
-        float sum = 0.0f;
-        MLRT__ROLLED for (j = 0; j < n; j++) sum += p[j];
-        const float inv = 1.0f / sum;
-        MLRT__ROLLED for (j = 0; j < n; j++) p[j] *= inv;
-        float *o = out + i * stride;
-        size_t c = 0;
-        for (; c + 8 <= d; c += 8) { /* hot loop: the weighted values, eight columns at a time, keys in order */
-            v4 a0 = splat(0.0f), a1 = a0;
-            for (j = 0; j < n; j++) {
-                v4 w = splat(p[j]);
-                a0 = madd(a0, ld(v + j * stride + c), w);
-                a1 = madd(a1, ld(v + j * stride + c + 4), w);
-            }
-            st(o + c, a0), st(o + c + 4, a1);
-        }
-        for (; c < d; c++) { /* the last 1..7 columns: lane by lane, keys in the same order */
-            float a0 = 0.0f;
-            MLRT__ROLLED for (j = 0; j < n; j++) a0 = madd(splat(a0), splat(v[j * stride + c]), splat(p[j]))[0];
-            o[c] = a0;
-        }
+    /* queries two at a time (the last alone as its own pair): each key and value row loaded serves both */
+    for (size_t i = 0; i < n; i += 2) {
+        const size_t i1 = i + 1 < n ? i + 1 : i;
+        float *p0 = p, *p1 = i1 != i ? p + n16 : p;
+        scores2(q + i * stride, q + i1 * stride, kt, n16, d, splat(scale), p0, p1);
+        softmax_row(p0, n);
+        if (p1 != p0) softmax_row(p1, n);
+        values2(v, stride, n, d, p0, p1, out + i * stride, out + i1 * stride);
     }
 }
 

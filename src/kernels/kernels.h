@@ -167,7 +167,7 @@ void mlrt__layernorm(const mlrt__norm *p, const float *x, const float *res, floa
 
 /* ---- the encoder's kernels (kernels/attention.c) ---- */
 /* One head of self-attention over one text of n tokens: out_i = sum_j softmax_j((q_i . k_j) scale) v_j.
- * q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16], p [n16]:
+ * q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16], p [2][n16]:
  * scratch (n16 = n rounded up to 16). */
 void mlrt__attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t d, float scale,
                      float *out, float *kt, float *p);

@@ -47,7 +47,7 @@ typedef struct encoder {
     /* scratch, each model and fork its own */
     uint32_t cap;                   /* tokens a chunk holds */
     float *h, *q, *k, *v, *c, *f;   /* [cap][hidden] x 5, [cap][ffn] */
-    float *kt, *p;                  /* attention: [head width][positions + 15], [positions + 15] */
+    float *kt, *p;                  /* attention: [head width][positions + 15], [2][positions + 15] */
     uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
     int32_t *ids, *tt;              /* [cap] the chunk's token ids and type ids */
     int16_t *xq;                    /* quantized layers' row scratch [MLRT__QX(in_q)] */
@@ -139,7 +139,7 @@ static bool scratch(encoder *e) {
             const mlrt__dense *w = &e->layer[l].w[k];
             in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
         }
-    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 1) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 2) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
     uint64_t bytes = (floats + words) * 4 + MLRT__QX(in_q) * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
     float *all = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL;
     if (!all) return false;

@@ -41,13 +41,13 @@ static void test_exp_gelu_sweep(void) {
 
 /* One head against a double-precision softmax attention, for odd sizes. */
 static void test_attention_kernel(void) {
-    static const size_t ns[] = {1, 2, 3, 5, 16, 17, 33}, ds[] = {3, 6, 8, 12, 32};
+    static const size_t ns[] = {1, 2, 3, 5, 16, 17, 33}, ds[] = {3, 6, 8, 12, 23, 32, 48};
     rng_seed(7);
     for (size_t a = 0; a < LEN(ns); a++)
         for (size_t b = 0; b < LEN(ds); b++) {
             size_t n = ns[a], d = ds[b], stride = d + 5, n16 = (n + 15) & ~(size_t)15;
             float *q = tmalloc(n * stride * 4), *k = tmalloc(n * stride * 4), *v = tmalloc(n * stride * 4), *o = tmalloc(n * stride * 4);
-            float *kt = tmalloc(d * n16 * 4), *p = tmalloc(n16 * 4);
+            float *kt = tmalloc(d * n16 * 4), *p = tmalloc(2 * n16 * 4);
             for (size_t i = 0; i < n * stride; i++) q[i] = rng_float(-2, 2), k[i] = rng_float(-2, 2), v[i] = rng_float(-1, 1);
             float scale = 1.0f / sqrtf((float)d);
             mlrt__attention(q, k, v, stride, n, d, scale, o, kt, p);
