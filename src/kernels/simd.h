@@ -38,9 +38,9 @@ static inline v4 select4(i4 mask, v4 a, v4 b) { return (v4)((mask & (i4)a) | (~m
 /* x = k ln2 + r, |r| <= ln2 / 2, e^r = 1 + r + r^2 P(r), P of degree 4 fitted to it
  * (tools/fit/encoder_fits.py), times 2^k from the exponent bits. Plain multiplies and adds, never
  * fused: the same bits in every build (the relaxed one too); within 2 ulp of the true value
- * (tests/c/test_encoder.c sweeps it). e^(x + lo) for x <= 88 (0 below -87.3: no subnormals), lo a small
- * correction (|lo| < 0.1) of x. Inlined where it is used, the GELU and the softmax: a call per four
- * lanes cost them a fifth of their time. */
+ * (tests/c/test_encoder_kernels.c sweeps it). e^(x + lo) for x <= 88 (0 below -87.3: no subnormals), lo a
+ * small correction (|lo| < 0.1) of x. Inlined into the two loops that run it (the GELU's and the softmax's)
+ * rather than called once per four lanes. */
 __attribute__((always_inline)) static inline v4 mlrt__exp4x(v4 x, v4 lo) {
     const v4 magic = splat(0x1.8p23f);      /* adding it rounds to an integer, which lands in the low bits */
     i4 live = x > splat(-87.3f);
