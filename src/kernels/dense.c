@@ -92,6 +92,7 @@ KERNEL void panel_rows(const float *w, const float *const *xr, size_t in, float 
 
 /* Adds the bias, keeps the first `out` of the panel's outputs. */
 static inline void store_panel(const float *acc8, const float *bias8, float *y, size_t n) {
+    if (n == MLRT__PANEL) { st(y, ld(acc8) + ld(bias8)); st(y + 4, ld(acc8 + 4) + ld(bias8 + 4)); return; }
     for (size_t j = 0; j < n; j++) y[j] = acc8[j] + bias8[j];
 }
 
