@@ -3,7 +3,7 @@
  *
  * Attention, per query i of a text of n tokens (head columns of width d):
  *   s[j] = (q_i . k_j) * scale      sixteen keys at a time from kt, the head's keys transposed [d][n16]
- *   p[j] = e^(s[j] - max s) (mlrt__exp4x), then times 1 / their sum (taken in key order)
+ *   p[j] = e^(s[j] - max s) (mlrt__exp4x), then times 1 / their sum (in four lanes, then added in a fixed order)
  *   out_i = sum_j p[j] v_j           sixteen columns at a time, keys in order
  * Queries go two at a time, so that each key and value loaded serves both (8 accumulators).
  * Every sum runs in a fixed order and the vectors' lanes are independent: the SIMD128, scalar, WASI
@@ -30,16 +30,26 @@ static void scores2(const float *q0, const float *q1, const float *kt, size_t n1
     }
 }
 
-/* p [n] <- softmax(p): e^(p[j] - max), then times 1 / their sum taken in key order. */
+/* p [n] <- softmax(p): e^(p[j] - max), then times 1 / their sum. The sum runs in four lanes (keys j,
+ * j + 4, ... in each), then adds them as (0 + 1) + (2 + 3): a fixed order, so every build gives the
+ * same bits. Lanes past n (p's scratch up to n16) take no part. */
 __attribute__((noinline)) static void softmax_row(float *p, size_t n) {
-    float m = p[0];
-    MLRT__ROLLED for (size_t j = 1; j < n; j++) m = p[j] > m ? p[j] : m;
-    const v4 mv = splat(m), zero = splat(0.0f);
-    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) st(p + j, mlrt__exp4x(ld(p + j) - mv, zero));
-    float sum = 0.0f;
-    MLRT__ROLLED for (size_t j = 0; j < n; j++) sum += p[j];
-    const v4 inv = splat(1.0f / sum);
-    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) st(p + j, ld(p + j) * inv); /* (lanes past n: scratch, unread) */
+    const i4 lane = {0, 1, 2, 3};
+    const v4 zero = splat(0.0f);
+    v4 m4 = splat(p[0]), s4 = zero;
+    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) {
+        v4 x = ld(p + j);
+        m4 = select4((lane < (int32_t)(n - j)) & (x > m4), x, m4);
+    }
+    float m = m4[0] > m4[1] ? m4[0] : m4[1], m23 = m4[2] > m4[3] ? m4[2] : m4[3];
+    const v4 mv = splat(m23 > m ? m23 : m);
+    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) {
+        v4 e = mlrt__exp4x(ld(p + j) - mv, zero);
+        st(p + j, e);
+        s4 += select4(lane < (int32_t)(n - j), e, zero);
+    }
+    const v4 inv = splat(1.0f / ((s4[0] + s4[1]) + (s4[2] + s4[3])));
+    MLRT__ROLLED for (size_t j = 0; j < n; j += 4) st(p + j, ld(p + j) * inv);
 }
 
 /* o0 = sum_j p0[j] v_j and o1 likewise (o1 == o0, p1 == p0: one query), keys in order. */
