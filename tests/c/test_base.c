@@ -1,4 +1,4 @@
-/* test_base.c — the base: status and enum names. */
+/* test_base.c — the base: status and enum names, UTF-8 validation. */
 #include "builders.h"
 
 /* ================================================================ names & API */
@@ -46,8 +46,40 @@ static void test_dtype_format_kind_activation_names(void) {
     CHECK_STR(mlrt_activation_name(MLRT_ACT_COUNT_), "?");
 }
 
+/* ================================================================ UTF-8 */
+
+/* Each sequence after k ASCII bytes (k = 0..19: before, inside and after an eight-byte word the
+ * ASCII fast path skips), then ASCII again (or the end): the first invalid byte is at k, or none. */
+static void test_utf8_invalid_at(void) {
+    static const struct { const char *s; size_t n; bool ok; } cases[] = {
+        {"\xc3\xa9", 2, true},           {"\xe2\x82\xac", 3, true},      {"\xf0\x9f\x98\x80", 4, true},
+        {"\xf4\x8f\xbf\xbf", 4, true},   {"\x80", 1, false},             {"\xbf", 1, false},
+        {"\xc0\x80", 2, false},          {"\xc1\xbf", 2, false},         {"\xe0\x80\x80", 3, false},
+        {"\xed\xa0\x80", 3, false},      {"\xf0\x80\x80\x80", 4, false}, {"\xf4\x90\x80\x80", 4, false},
+        {"\xf8\x88\x80\x80\x80", 5, false}, {"\xff", 1, false},          {"\xc3" "a", 2, false},
+        {"\xe2\x82" "a", 3, false},
+    };
+    uint8_t buf[64];
+    for (size_t c = 0; c < LEN(cases); c++)
+        for (size_t k = 0; k < 20; k++)
+            for (int tail = 0; tail < 2; tail++) { /* ASCII after it, or the end of the text */
+                size_t n = 0;
+                for (size_t i = 0; i < k; i++) buf[n++] = (uint8_t)('a' + i % 26);
+                memcpy(buf + n, cases[c].s, cases[c].n), n += cases[c].n;
+                if (tail) for (size_t i = 0; i < 9; i++) buf[n++] = (uint8_t)('A' + i);
+                size_t want = cases[c].ok ? n : k;
+                CHECK_MSG(mlrt__utf8_invalid_at(buf, n) == want, "case %zu after %zu ASCII bytes%s: %zu, want %zu", c, k,
+                          tail ? " (then ASCII)" : "", mlrt__utf8_invalid_at(buf, n), want);
+            }
+    /* a sequence cut short by the end of the text */
+    CHECK_INT(mlrt__utf8_invalid_at((const uint8_t *)"abcdefgh\xe2\x82", 10), 8);
+    CHECK_INT(mlrt__utf8_invalid_at((const uint8_t *)"abcdefghij", 10), 10);
+    CHECK_INT(mlrt__utf8_invalid_at((const uint8_t *)"", 0), 0);
+}
+
 const test_case base_tests[] = {
     T(test_status_names),
     T(test_dtype_format_kind_activation_names),
+    T(test_utf8_invalid_at),
     {0},
 };
