@@ -17,7 +17,8 @@
 // words of the same ids joined by spaces, which its tokenizer turns back into those ids. transformers.js
 // does not install here (onnxruntime-node's postinstall downloads binaries): its row says so.
 // A floor line: multiply-adds per text over the SIMD128 peak measured in the same run (bench/limits.c).
-// Every (runtime, model, mode) runs in a fresh child process, RUNS times; the table shows medians.
+// Every (runtime, model, mode) runs in a fresh child process, RUNS times, the runtimes taking turns
+// (round by round); the table shows medians.
 //   cold:    in the fresh process, import of the runtime -> the first embedding (T = 16), model bytes
 //            already read; also the time since the process started.
 //   latency: median per call after a warm-up, T = 16 and the longest (batch 1), and batch 32 at T = 16 (texts/s too), wall
@@ -324,15 +325,8 @@ function run(mode, model, rid) {
   });
 }
 
-async function measure(mode, model, rid) {
-  const runs = [];
-  for (let k = 0; k < RUNS; k++) {
-    const load0 = os.loadavg()[0];
-    const r = await run(mode, model, rid);
-    if (r.error) return r;
-    r.loadavg = Math.max(load0, os.loadavg()[0]);
-    runs.push(r);
-  }
+// A mode's runs of one runtime -> their medians.
+function summarize(runs) {
   const out = { runs };
   for (const k of ['coldMs', 'sinceStartMs', 'maxRssKB', 'wasmBytes', 'loadavg']) if (runs[0][k] !== undefined) out[k] = median(runs.map((r) => r[k]));
   if (runs[0].cells) {
@@ -347,6 +341,42 @@ async function measure(mode, model, rid) {
   return out;
 }
 
+async function timed(mode, model, rid) {
+  const load0 = os.loadavg()[0];
+  const r = await run(mode, model, rid);
+  if (!r.error) r.loadavg = Math.max(load0, os.loadavg()[0]);
+  return r;
+}
+
+async function measure(mode, model, rid) {
+  const runs = [];
+  for (let k = 0; k < RUNS; k++) {
+    const r = await timed(mode, model, rid);
+    if (r.error) return r;
+    runs.push(r);
+  }
+  return summarize(runs);
+}
+
+// Every runtime's runs of a mode interleaved, round by round (the order reversed every other round),
+// so that a machine whose speed drifts during the bench (a shared VM) moves every runtime's figures
+// alike and the ratios between them hold.
+async function measureRounds(mode, model, rids, rows) {
+  const runs = Object.fromEntries(rids.map((rid) => [rid, []]));
+  for (let k = 0; k < RUNS; k++) {
+    for (const rid of k % 2 ? [...rids].reverse() : rids) {
+      if (rows[rid].failed) continue;
+      const r = await timed(mode, model, rid);
+      if (r.error) { rows[rid][mode] = r; rows[rid].failed = true; continue; }
+      runs[rid].push(r);
+    }
+  }
+  for (const rid of rids) {
+    if (!rows[rid].failed) rows[rid][mode] = summarize(runs[rid]);
+    console.error(`bench encoder: ${model} ${rid} ${mode} ${rows[rid][mode]?.error ? `failed: ${rows[rid][mode].error}` : rows[rid].failed ? 'skipped' : 'done'}`);
+  }
+}
+
 async function main() {
   if (value('--mlrt-wasm')) process.env.MLRT_WASM = path.resolve(value('--mlrt-wasm')); // inherited by the children
   const only = value('--only')?.split(',') ?? Object.keys(RUNTIMES);
@@ -355,15 +385,9 @@ async function main() {
   for (const model of models) {
     const dir = await prepare(model);
     results[model] = { bare: await measure('bare', model, '-'), runtimes: {} };
-    for (const rid of only) {
-      const row = {};
-      for (const mode of ['cold', 'latency', 'rss']) {
-        row[mode] = await measure(mode, model, rid);
-        console.error(`bench encoder: ${model} ${rid} ${mode} ${row[mode].error ? `failed: ${row[mode].error}` : 'done'}`);
-        if (row[mode].error) break;
-      }
-      results[model].runtimes[rid] = row;
-    }
+    const rows = Object.fromEntries(only.map((rid) => [rid, {}]));
+    for (const mode of ['cold', 'latency', 'rss']) await measureRounds(mode, model, only, rows);
+    for (const rid of only) { delete rows[rid].failed; results[model].runtimes[rid] = rows[rid]; }
     results[model].modelBytes = statSync(path.join(dir, 'model.safetensors')).size;
     results[model].onnxBytes = statSync(path.join(dir, 'model.onnx')).size;
     results[model].q8Bytes = statSync(path.join(dir, 'model.q8.apr'), { throwIfNoEntry: false })?.size ?? null;
