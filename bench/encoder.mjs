@@ -18,7 +18,7 @@
 // does not install here (onnxruntime-node's postinstall downloads binaries): its row says so.
 // A floor line: multiply-adds per text over the SIMD128 peak measured in the same run (bench/limits.c).
 // Every (runtime, model, mode) runs in a fresh child process, RUNS times, the runtimes taking turns
-// (round by round); the table shows medians.
+// (round by round); the table shows medians, the ratio lines each round's ratio too.
 //   cold:    in the fresh process, import of the runtime -> the first embedding (T = 16), model bytes
 //            already read; also the time since the process started.
 //   latency: median per call after a warm-up, T = 16 and the longest (batch 1), and batch 32 at T = 16 (texts/s too), wall
@@ -403,6 +403,13 @@ async function main() {
 
 function report(results, models, rids, peak) {
   const fmt = (n, d = 1) => (n == null || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+  // The ratio a / b round by round (the runtimes took turns: each round's pair ran minutes apart at
+  // most), as ' (rounds x, y, z)'; '' for one round.
+  const rounds = (a, b, get, digits = 2) => {
+    const n = Math.min(a.runs?.length ?? 0, b.runs?.length ?? 0);
+    if (n < 2) return '';
+    return ` (rounds ${Array.from({ length: n }, (_, k) => fmt(get(a.runs[k]) / get(b.runs[k]), digits)).join(', ')})`;
+  };
   const MiB = (kb) => kb / 1024;
   const lines = [`\n### Sentence encoders: mlrt vs onnxruntime-web (medians of ${RUNS} fresh processes; token ids in, tokenizer not timed)`];
   if (process.env.MLRT_WASM) lines.push(`mlrt: ${path.relative(REPO, process.env.MLRT_WASM)} through its raw exports (mlrt_load_files, mlrt_run)`);
@@ -425,14 +432,15 @@ function report(results, models, rids, peak) {
       lines.push(`| ${rid} | ${fmt(row.cold.coldMs)} ms | ${fmt(row.cold.sinceStartMs)} ms | ${cells.join(' | ')} | ${fmt(MiB(row.rss.maxRssKB))} MiB | ${fmt(MiB(row.rss.maxRssKB - bare))} MiB | ${row.cold.wasmBytes.toLocaleString('en-US')} |`);
     }
     const ok = (rid) => R.runtimes[rid] && !R.runtimes[rid].cold.error && !R.runtimes[rid].latency?.error && !R.runtimes[rid].rss?.error;
-    const ratio = (a, b) => C.map(([T, B]) => `T=${T} b${B} ${fmt(R.runtimes[a].latency.cells[`${T}x${B}`] / R.runtimes[b].latency.cells[`${T}x${B}`], 2)}x`).join(', ');
+    const ratio = (a, b) => C.map(([T, B]) => `T=${T} b${B} ${fmt(R.runtimes[a].latency.cells[`${T}x${B}`] / R.runtimes[b].latency.cells[`${T}x${B}`], 2)}x` +
+      rounds(R.runtimes[a].latency, R.runtimes[b].latency, (r) => r.cells[`${T}x${B}`].ms)).join(', ');
     const L = MODELS[model].lengths;
     const m = R.runtimes.mlrt, o = R.runtimes['ort-1t'];
     if (ok('mlrt') && ok('ort-1t')) {
-      const ratios = L.map((T) => `T=${T} ${fmt(m.latency.cells[`${T}x1`] / o.latency.cells[`${T}x1`], 2)}x`);
+      const ratios = L.map((T) => `T=${T} ${fmt(m.latency.cells[`${T}x1`] / o.latency.cells[`${T}x1`], 2)}x${rounds(m.latency, o.latency, (r) => r.cells[`${T}x1`].ms)}`);
       let d = 0;
       m.latency.check.forEach((v, i) => { d = Math.max(d, Math.abs(v - o.latency.check[i])); });
-      lines.push(`\nmlrt / ORT 1 thread, batch 1: ${ratios.join(', ')}; cold start ${fmt(m.cold.coldMs / o.cold.coldMs, 3)}x; ` +
+      lines.push(`\nmlrt / ORT 1 thread, batch 1: ${ratios.join(', ')}; cold start ${fmt(m.cold.coldMs / o.cold.coldMs, 3)}x${rounds(m.cold, o.cold, (r) => r.coldMs, 3)}; ` +
         `RSS over bare ${fmt(MiB(m.rss.maxRssKB - bare))} MiB vs model ${fmt(R.modelBytes / 2 ** 20)} MiB + 16; embeddings max |d| ${d.toExponential(1)}`);
       if (model === 'minilm') {
         const t16 = m.latency.cells['16x1'] / o.latency.cells['16x1'], t128 = m.latency.cells['128x1'] / o.latency.cells['128x1'];
