@@ -66,7 +66,7 @@ static void values2(const float *v, size_t stride, size_t n, size_t d, const flo
         st(o1 + c, b0), st(o1 + c + 4, b1), st(o1 + c + 8, b2), st(o1 + c + 12, b3);
         st(o0 + c, a0), st(o0 + c + 4, a1), st(o0 + c + 8, a2), st(o0 + c + 12, a3);
     }
-    for (; c < d; c++) { /* the last 1..15 columns (heads are 32 or 64 wide): lane by lane, keys in the same order */
+    MLRT__ROLLED for (; c < d; c++) { /* the last 1..15 columns (heads are 32 or 64 wide): lane by lane, keys in the same order */
         float a = 0.0f, b = 0.0f;
         MLRT__ROLLED for (size_t j = 0; j < n; j++) a = madd(splat(a), splat(v[j * stride + c]), splat(p0[j]))[0],
                                                     b = madd(splat(b), splat(v[j * stride + c]), splat(p1[j]))[0];
@@ -74,7 +74,7 @@ static void values2(const float *v, size_t stride, size_t n, size_t d, const flo
     }
 }
 
-__attribute__((noinline)) void mlrt__attention(const float *q, const float *k, const float *v, size_t stride, size_t n,
+__attribute__((noinline)) void mlrt__attention(const float *q, size_t nq, const float *k, const float *v, size_t stride, size_t n,
                                                size_t d, float scale, float *out, float *kt, float *p) {
     const size_t n16 = (n + 15) & ~(size_t)15;
     for (size_t c = 0; c < d; c++) { /* the keys transposed, zero past n */
@@ -82,8 +82,8 @@ __attribute__((noinline)) void mlrt__attention(const float *q, const float *k, c
         MLRT__ROLLED for (size_t j = n; j < n16; j++) kt[c * n16 + j] = 0.0f;
     }
     /* queries two at a time (the last alone as its own pair): each key and value row loaded serves both */
-    for (size_t i = 0; i < n; i += 2) {
-        const size_t i1 = i + 1 < n ? i + 1 : i;
+    for (size_t i = 0; i < nq; i += 2) {
+        const size_t i1 = i + 1 < nq ? i + 1 : i;
         float *p0 = p, *p1 = i1 != i ? p + n16 : p;
         scores2(q + i * stride, q + i1 * stride, kt, n16, d, splat(scale), p0, p1);
         softmax_row(p0, n);

@@ -166,10 +166,11 @@ typedef struct mlrt__norm {
 void mlrt__layernorm(const mlrt__norm *p, const float *x, const float *res, float *y, float *mean, float *inv_std);
 
 /* ---- the encoder's kernels (kernels/attention.c) ---- */
-/* One head of self-attention over one text of n tokens: out_i = sum_j softmax_j((q_i . k_j) scale) v_j.
+/* One head of self-attention over one text of n tokens: out_i = sum_j softmax_j((q_i . k_j) scale) v_j
+ * for the first nq queries (nq <= n; each query's result is the same whatever nq).
  * q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16], p [2][n16]:
  * scratch (n16 = n rounded up to 16). */
-void mlrt__attention(const float *q, const float *k, const float *v, size_t stride, size_t n, size_t d, float scale,
+void mlrt__attention(const float *q, size_t nq, const float *k, const float *v, size_t stride, size_t n, size_t d, float scale,
                      float *out, float *kt, float *p);
 /* sentence-transformers' pooling of one text's n token vectors h [n][stride] (positions pos [n]) into out [dim]:
  * CLS the first, LAST the last, MAX per column, MEAN the sum / n, MEAN_SQRT the sum / sqrt(n),

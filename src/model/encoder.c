@@ -8,6 +8,8 @@
  *   per layer: q, k, v = h Wq + bq, ...; ctx = attention per text and head (the text's own tokens are
  *              its keys); h = LayerNorm(ctx Wo + bo + h); h = LayerNorm(GELU(h W1 + b1) W2 + b2 + h)
  *   per text:  pooling (sentence-transformers' modes, concatenated), L2 normalization if asked.
+ * When the pooling reads one token per text (CLS or LAST alone), the last layer computes its query,
+ * attention output and feed-forward for that token only (its keys and values for every token).
  * A masked key gets exactly zero weight in BertModel's softmax (e^(min - max) = 0), so leaving pads
  * out changes nothing, and every kernel computes a token from its own row and its text's keys only:
  * a text gives the same bits alone as in any batch, whatever the padding or the chunking.
@@ -92,6 +94,30 @@ static void row_of(const table *t, size_t r, size_t cols, float *out) {
     for (size_t i = 0; i < cols; i++) out[i] = (float)q[i] * t->scale;
 }
 
+/* One layer over the chunk's n tokens of nt texts, e->h in place; or, when the pooling reads one token
+ * per text (pick: 1 the first, CLS; 2 the last), the last layer for that token only: every token's keys
+ * and values, but the query, the attention output and the feed-forward of those nt tokens, whose
+ * hidden states it leaves in e->c [nt][H] (each row's result is its own: the bits of the whole layer). */
+static void run_layer(encoder *e, const layer *L, size_t n, size_t nt, size_t d, float scale, int pick) {
+    const size_t H = e->hidden, rows = pick ? nt : n;
+    float *hs = pick ? e->c : e->h, *cs = pick ? e->f : e->c; /* [rows][H]: the hidden states updated; the attention output */
+    dense(e, &L->w[K], e->h, e->k, n);
+    dense(e, &L->w[V], e->h, e->v, n);
+    for (size_t s = 0; pick && s < nt; s++) memcpy(hs + s * H, e->h + (pick == 2 ? e->starts[s + 1] - 1 : e->starts[s]) * H, H * sizeof *hs);
+    dense(e, &L->w[Q], hs, e->q, rows);
+    for (size_t s = 0; s < nt; s++)
+        for (size_t a = 0; a < e->heads; a++) {
+            size_t at = e->starts[s] * H + a * d, len = e->starts[s + 1] - e->starts[s], me = pick ? s * H + a * d : at;
+            mlrt__attention(e->q + me, pick ? 1 : len, e->k + at, e->v + at, H, len, d, scale, cs + me, e->kt, e->p);
+        }
+    dense(e, &L->w[O], cs, e->q, rows);
+    norm(e, L->ln, e->q, hs, hs, rows);
+    dense(e, &L->w[UP], hs, e->f, rows);
+    mlrt__gelu_n(e->f, rows * e->ffn);
+    dense(e, &L->w[DOWN], e->f, e->q, rows);
+    norm(e, L->ln + 2 * H, e->q, hs, hs, rows);
+}
+
 /* The chunk's n tokens of nt texts (e->ids, tt, tok_pos, starts) -> out [nt][dim]. */
 static void forward(encoder *e, size_t n, size_t nt, float *out) {
     const size_t H = e->hidden, d = H / e->heads;
@@ -103,28 +129,16 @@ static void forward(encoder *e, size_t n, size_t nt, float *out) {
         for (size_t i = 0; i < H; i++) h[i] = (h[i] + ty[i]) + po[i];
     }
     norm(e, e->ln, e->h, NULL, e->h, n);
-    for (uint32_t l = 0; l < e->layers; l++) {
-        const layer *L = &e->layer[l];
-        dense(e, &L->w[Q], e->h, e->q, n);
-        dense(e, &L->w[K], e->h, e->k, n);
-        dense(e, &L->w[V], e->h, e->v, n);
-        for (size_t s = 0; s < nt; s++)
-            for (size_t a = 0; a < e->heads; a++) {
-                size_t at = e->starts[s] * H + a * d;
-                mlrt__attention(e->q + at, e->k + at, e->v + at, H, e->starts[s + 1] - e->starts[s], d, scale, e->c + at, e->kt, e->p);
-            }
-        dense(e, &L->w[O], e->c, e->q, n);
-        norm(e, L->ln, e->q, e->h, e->h, n);
-        dense(e, &L->w[UP], e->h, e->f, n);
-        mlrt__gelu_n(e->f, n * e->ffn);
-        dense(e, &L->w[DOWN], e->f, e->q, n);
-        norm(e, L->ln + 2 * H, e->q, e->h, e->h, n);
-    }
+    /* one token per text pooled: 1 the first, 2 the last */
+    const int pick = !e->layers ? 0 : e->pooling == MLRT__EPOOL_CLS ? 1 : e->pooling == MLRT__EPOOL_LAST ? 2 : 0;
+    for (uint32_t l = 0; l < e->layers; l++) run_layer(e, &e->layer[l], n, nt, d, scale, l + 1 == e->layers ? pick : 0);
     for (size_t s = 0; s < nt; s++, out += e->dim) {
         float *o = out;
         size_t a = e->starts[s];
-        for (int m = 0; m < 6; m++)
-            if (e->pooling >> m & 1) mlrt__pool_tokens(e->h + a * H, H, e->starts[s + 1] - a, H, e->tok_pos + a, (mlrt__tpool)m, o), o += H;
+        if (pick) memcpy(o, e->c + s * H, H * sizeof *o); /* (the token run_layer kept: what CLS or LAST pools) */
+        else
+            for (int m = 0; m < 6; m++)
+                if (e->pooling >> m & 1) mlrt__pool_tokens(e->h + a * H, H, e->starts[s + 1] - a, H, e->tok_pos + a, (mlrt__tpool)m, o), o += H;
         if (e->normalize) mlrt__l2_normalize(out, e->dim);
     }
 }

@@ -38,7 +38,9 @@ static void pooling_files(folder *d, const char *pooling, uint32_t hidden) {
         {"mean_sqrt", "\"pooling_mode_mean_sqrt_len_tokens\":true,\"pooling_mode_mean_tokens\":false", false},
         {"weighted", "\"pooling_mode_weightedmean_tokens\":true,\"pooling_mode_mean_tokens\":false", false},
         {"last", "\"pooling_mode_lasttoken\":true,\"pooling_mode_mean_tokens\":false", false},
-        {"cls_mean", "\"pooling_mode_cls_token\":true,\"pooling_mode_mean_tokens\":true", true}};
+        {"cls_mean", "\"pooling_mode_cls_token\":true,\"pooling_mode_mean_tokens\":true", true},
+        {"cls", "\"pooling_mode_cls_token\":true,\"pooling_mode_mean_tokens\":false", false},
+        {"cls_mean_last", "\"pooling_mode_cls_token\":true,\"pooling_mode_mean_tokens\":true,\"pooling_mode_lasttoken\":true", false}};
     for (size_t i = 0; i < LEN(P); i++) {
         if (strcmp(P[i].name, pooling)) continue;
         bytes m = {0}, p = {0};
@@ -249,6 +251,25 @@ static void test_golden_prefixed_odd(void) {
 }
 
 /* ------------------------------------------------------------------ the same bits */
+
+/* CLS or LAST alone: the last layer runs for that token only (model/encoder.c, layer_pooled); it must
+ * give the bits that the whole layer gives, read here from a model that pools CLS, mean and LAST
+ * together (concatenated in that order, not normalized), for every text of two batches. */
+static void test_one_token_pooling(void) {
+    folder all = tiny_folder(NULL, "cls_mean_last"), cls = tiny_folder(NULL, "cls"), last = tiny_folder(NULL, "last");
+    mlrt_model *ma = LOAD(&all), *mc = LOAD(&cls), *ml = LOAD(&last);
+    if (!ma || !mc || !ml) return;
+    const size_t H = 32;
+    for (int bi = 0; bi < 2; bi++) {
+        tbatch b = get_batch("tiny", bi);
+        const float *ya = RUN(ma, &b), *yc = RUN(mc, &b), *yl = RUN(ml, &b);
+        if (!ya || !yc || !yl) return;
+        for (size_t r = 0; r < b.rows; r++) {
+            CHECK_MSG(memcmp(yc + r * H, ya + r * 3 * H, H * 4) == 0, "batch %d row %zu: CLS alone differs", bi, r);
+            CHECK_MSG(memcmp(yl + r * H, ya + r * 3 * H + 2 * H, H * 4) == 0, "batch %d row %zu: LAST alone differs", bi, r);
+        }
+    }
+}
 
 /* Each row alone, unpadded, and padded into wider batches, gives the bits it has in the batch; the ids
  * as I32 and the mask as U8, BOOL, I32 or I64 too; without types (zeros) as with zero types. */
@@ -837,7 +858,7 @@ static void test_load_from_bytes(void) {
 
 const test_case encoder_tests[] = {
     T(test_golden_f32), T(test_golden_f16), T(test_golden_bf16), T(test_golden_prefixed_odd), T(test_batch_invariance),
-    T(test_native_bits),
+    T(test_native_bits), T(test_one_token_pooling),
     T(test_embed), T(test_info), T(test_apr), T(test_apr_q8), T(test_bad_config), T(test_bad_tensors),
     T(test_bad_pooling), T(test_subfolder), T(test_bad_inputs), T(test_load_from_bytes), {0},
 };

@@ -50,7 +50,7 @@ static void test_attention_kernel(void) {
             float *kt = tmalloc(d * n16 * 4), *p = tmalloc(2 * n16 * 4);
             for (size_t i = 0; i < n * stride; i++) q[i] = rng_float(-2, 2), k[i] = rng_float(-2, 2), v[i] = rng_float(-1, 1);
             float scale = 1.0f / sqrtf((float)d);
-            mlrt__attention(q, k, v, stride, n, d, scale, o, kt, p);
+            mlrt__attention(q, n, k, v, stride, n, d, scale, o, kt, p);
             double worst = 0;
             for (size_t i = 0; i < n; i++) {
                 double s[64], m = -1e300, sum = 0;
@@ -67,6 +67,13 @@ static void test_attention_kernel(void) {
                 }
             }
             CHECK_MSG(worst < 2e-6, "n %zu d %zu: worst %.3g", n, d, worst);
+            /* the first nq queries alone (paired otherwise): the same bits */
+            float *o1 = tmalloc(n * stride * 4);
+            for (size_t nq = 1; nq < n && nq <= 3; nq++) {
+                mlrt__attention(q, nq, k, v, stride, n, d, scale, o1, kt, p);
+                for (size_t i = 0; i < nq; i++)
+                    CHECK_MSG(memcmp(o1 + i * stride, o + i * stride, d * 4) == 0, "n %zu d %zu: query %zu of %zu differs", n, d, i, nq);
+            }
         }
 }
 
