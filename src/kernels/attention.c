@@ -15,19 +15,20 @@
 #include <math.h>
 #include <string.h>
 
-/* Scores of queries q0 and q1 (q1 == q0: one query) against all keys: p0, p1 [n16]. */
-static void scores2(const float *q0, const float *q1, const float *kt, size_t n16, size_t d, v4 sc, float *p0, float *p1) {
-    for (size_t j = 0; j < n16; j += 16) { /* hot loop: sixteen keys per pass over the queries' d values */
-        v4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        const float *kr = kt + j;
-        MLRT__ROLLED for (size_t c = 0; c < d; c++, kr += n16) {
-            v4 k0 = ld(kr), k1 = ld(kr + 4), k2 = ld(kr + 8), k3 = ld(kr + 12), x = splat(q0[c]), y = splat(q1[c]);
-            a0 = madd(a0, k0, x), a1 = madd(a1, k1, x), a2 = madd(a2, k2, x), a3 = madd(a3, k3, x);
-            b0 = madd(b0, k0, y), b1 = madd(b1, k1, y), b2 = madd(b2, k2, y), b3 = madd(b3, k3, y);
-        }
-        st(p0 + j, a0 * sc), st(p0 + j + 4, a1 * sc), st(p0 + j + 8, a2 * sc), st(p0 + j + 12, a3 * sc);
-        st(p1 + j, b0 * sc), st(p1 + j + 4, b1 * sc), st(p1 + j + 8, b2 * sc), st(p1 + j + 12, b3 * sc);
+/* Two weighted sums of sixteen columns: oa = sc * sum_k a[k] m_k and ob likewise with b, m_k the row
+ * m + k * ms [16], k = 0 .. count - 1 in order (b == a, ob == oa: one). Serves both halves of
+ * attention: the scores (rows: the transposed keys, weights: a query's values) and the weighted
+ * values (rows: value rows, weights: the probabilities). */
+__attribute__((always_inline)) static inline void pair16(const float *m, size_t ms, size_t count, const float *a, const float *b, v4 sc,
+                                             float *oa, float *ob) {
+    v4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    MLRT__ROLLED for (size_t k = 0; k < count; k++, m += ms) { /* hot loop: one row loaded serves both sums */
+        v4 m0 = ld(m), m1 = ld(m + 4), m2 = ld(m + 8), m3 = ld(m + 12), x = splat(a[k]), y = splat(b[k]);
+        a0 = madd(a0, m0, x), a1 = madd(a1, m1, x), a2 = madd(a2, m2, x), a3 = madd(a3, m3, x);
+        b0 = madd(b0, m0, y), b1 = madd(b1, m1, y), b2 = madd(b2, m2, y), b3 = madd(b3, m3, y);
     }
+    st(oa, a0 * sc), st(oa + 4, a1 * sc), st(oa + 8, a2 * sc), st(oa + 12, a3 * sc);
+    st(ob, b0 * sc), st(ob + 4, b1 * sc), st(ob + 8, b2 * sc), st(ob + 12, b3 * sc);
 }
 
 /* p [n] <- softmax(p): e^(p[j] - max), then times 1 / their sum. The sum runs in four lanes (keys j,
@@ -55,17 +56,7 @@ __attribute__((noinline)) static void softmax_row(float *p, size_t n) {
 /* o0 = sum_j p0[j] v_j and o1 likewise (o1 == o0, p1 == p0: one query), keys in order. */
 static void values2(const float *v, size_t stride, size_t n, size_t d, const float *p0, const float *p1, float *o0, float *o1) {
     size_t c = 0;
-    for (; c + 16 <= d; c += 16) { /* hot loop: sixteen columns of both queries, one value row per pass */
-        v4 a0 = splat(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        const float *vr = v + c;
-        MLRT__ROLLED for (size_t j = 0; j < n; j++, vr += stride) {
-            v4 v0 = ld(vr), v1 = ld(vr + 4), v2 = ld(vr + 8), v3 = ld(vr + 12), x = splat(p0[j]), y = splat(p1[j]);
-            a0 = madd(a0, v0, x), a1 = madd(a1, v1, x), a2 = madd(a2, v2, x), a3 = madd(a3, v3, x);
-            b0 = madd(b0, v0, y), b1 = madd(b1, v1, y), b2 = madd(b2, v2, y), b3 = madd(b3, v3, y);
-        }
-        st(o1 + c, b0), st(o1 + c + 4, b1), st(o1 + c + 8, b2), st(o1 + c + 12, b3);
-        st(o0 + c, a0), st(o0 + c + 4, a1), st(o0 + c + 8, a2), st(o0 + c + 12, a3);
-    }
+    for (; c + 16 <= d; c += 16) pair16(v + c, stride, n, p0, p1, splat(1.0f), o0 + c, o1 + c); /* (times 1: exact) */
     MLRT__ROLLED for (; c < d; c++) { /* the last 1..15 columns (heads are 32 or 64 wide): lane by lane, keys in the same order */
         float a = 0.0f, b = 0.0f;
         MLRT__ROLLED for (size_t j = 0; j < n; j++) a = madd(splat(a), splat(v[j * stride + c]), splat(p0[j]))[0],
@@ -85,7 +76,7 @@ __attribute__((noinline)) void mlrt__attention(const float *q, size_t nq, const 
     for (size_t i = 0; i < nq; i += 2) {
         const size_t i1 = i + 1 < nq ? i + 1 : i;
         float *p0 = p, *p1 = i1 != i ? p + n16 : p;
-        scores2(q + i * stride, q + i1 * stride, kt, n16, d, splat(scale), p0, p1);
+        for (size_t j = 0; j < n16; j += 16) pair16(kt + j, n16, d, q + i * stride, q + i1 * stride, splat(scale), p0 + j, p1 + j);
         softmax_row(p0, n);
         if (p1 != p0) softmax_row(p1, n);
         values2(v, stride, n, d, p0, p1, out + i * stride, out + i1 * stride);
