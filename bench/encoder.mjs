@@ -362,18 +362,19 @@ async function measure(mode, model, rid) {
 // so that a machine whose speed drifts during the bench (a shared VM) moves every runtime's figures
 // alike and the ratios between them hold.
 async function measureRounds(mode, model, rids, rows) {
+  const failed = (rid) => Object.values(rows[rid]).some((m) => m.error); // in this mode or an earlier one
   const runs = Object.fromEntries(rids.map((rid) => [rid, []]));
   for (let k = 0; k < RUNS; k++) {
     for (const rid of k % 2 ? [...rids].reverse() : rids) {
-      if (rows[rid].failed) continue;
+      if (failed(rid)) continue;
       const r = await timed(mode, model, rid);
-      if (r.error) { rows[rid][mode] = r; rows[rid].failed = true; continue; }
-      runs[rid].push(r);
+      if (r.error) rows[rid][mode] = r;
+      else runs[rid].push(r);
     }
   }
   for (const rid of rids) {
-    if (!rows[rid].failed) rows[rid][mode] = summarize(runs[rid]);
-    console.error(`bench encoder: ${model} ${rid} ${mode} ${rows[rid][mode]?.error ? `failed: ${rows[rid][mode].error}` : rows[rid].failed ? 'skipped' : 'done'}`);
+    if (!failed(rid)) rows[rid][mode] = summarize(runs[rid]);
+    console.error(`bench encoder: ${model} ${rid} ${mode} ${rows[rid][mode]?.error ? `failed: ${rows[rid][mode].error}` : rows[rid][mode] ? 'done' : 'skipped'}`);
   }
 }
 
@@ -387,7 +388,7 @@ async function main() {
     results[model] = { bare: await measure('bare', model, '-'), runtimes: {} };
     const rows = Object.fromEntries(only.map((rid) => [rid, {}]));
     for (const mode of ['cold', 'latency', 'rss']) await measureRounds(mode, model, only, rows);
-    for (const rid of only) { delete rows[rid].failed; results[model].runtimes[rid] = rows[rid]; }
+    for (const rid of only) results[model].runtimes[rid] = rows[rid];
     results[model].modelBytes = statSync(path.join(dir, 'model.safetensors')).size;
     results[model].onnxBytes = statSync(path.join(dir, 'model.onnx')).size;
     results[model].q8Bytes = statSync(path.join(dir, 'model.q8.apr'), { throwIfNoEntry: false })?.size ?? null;
