@@ -75,8 +75,8 @@ bool mlrt__dtype_is_float(mlrt_dtype dtype);     /* F16, BF16, F32, F64 */
 float mlrt__to_f32(const uint8_t *p, mlrt_dtype dtype);
 /* n elements of a float dtype at p into out. */
 void mlrt__to_f32_n(const uint8_t *p, mlrt_dtype dtype, float *out, size_t n);
-/* True when none of v [n] is inf or NaN. */
-bool mlrt__all_finite(const float *v, size_t n);
+/* True when none of the n f32 at v (any alignment) is inf or NaN. */
+bool mlrt__all_finite(const void *v, size_t n);
 
 /* ---- Unicode properties for the tokenizer (base/unicode.c; tables: base/unicode_tables.c) ----
  * Each at the version Hugging Face's Rust `tokenizers` uses: categories at 8.0.0, canonical

@@ -100,11 +100,12 @@ float mlrt__to_f32(const uint8_t *p, mlrt_dtype dtype) {
     }
 }
 
-bool mlrt__all_finite(const float *v, size_t n) {
+bool mlrt__all_finite(const void *v, size_t n) {
+    const uint8_t *p = v; /* (at any alignment) */
     uint32_t special = 0; /* any value with an all-ones exponent: inf or NaN */
     for (size_t k = 0; k < n; k++) {
         uint32_t u;
-        memcpy(&u, &v[k], 4);
+        memcpy(&u, p + 4 * k, 4);
         special |= (u & 0x7f800000u) == 0x7f800000u;
     }
     return !special;

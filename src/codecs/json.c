@@ -267,7 +267,8 @@ bool mlrt__json_u64(const mlrt__json *v, uint64_t *out) {
     for (size_t i = 0; i < v->len; i++) {
         char c = v->str[i];
         if (c < '0' || c > '9') return false; /* sign, fraction, exponent */
-        if (!mlrt__mul_u64(x, 10, &x) || !mlrt__add_u64(x, (uint64_t)(c - '0'), &x)) return false;
+        if (i < 19) x = x * 10 + (uint64_t)(c - '0'); /* 19 digits cannot overflow (a vocabulary's ids: the common case) */
+        else if (!mlrt__mul_u64(x, 10, &x) || !mlrt__add_u64(x, (uint64_t)(c - '0'), &x)) return false;
     }
     *out = x;
     return true;

@@ -474,8 +474,9 @@ MLRT__SMALL static mlrt_status word_table(encoder *e, const mlrt__enc_src *s, co
     e->bytes += bytes;
     if (s->dtype == MLRT_APR_Q8) return MLRT_OK;
     float buf[256];
-    for (size_t i = 0; i < s->count && !st; i += 256) { /* finite, in runs of 256 */
+    for (size_t i = 0; i < s->count && !st; i += 256) { /* finite, in runs of 256 (f32: read where they lie) */
         size_t k = s->count - i < 256 ? (size_t)s->count - i : 256;
+        if (s->dtype == MLRT_F32 && mlrt__all_finite(t->bytes + i * es, k)) continue;
         mlrt__to_f32_n(t->bytes + i * es, s->dtype, buf, k);
         if (!mlrt__all_finite(buf, k)) {
             size_t j = 0;

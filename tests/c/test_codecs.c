@@ -136,7 +136,7 @@ static void test_json_u64(void) {
     mlrt__json_doc doc;
     mlrt_error e;
     CHECK_INT(parse("[0, 18446744073709551615, 18446744073709551616, -1, 1.0, 1e3, -0, 99999999999999999999, "
-                    "\"1\", 42, 10E0]", &doc, &e), MLRT_OK);
+                    "\"1\", 42, 10E0, 9999999999999999999, 1844674407370955161]", &doc, &e), MLRT_OK);
     if (!doc.root) return;
     uint64_t v = 12345;
     CHECK(mlrt__json_u64(jitem(doc.root, 0), &v) && v == 0);
@@ -152,6 +152,8 @@ static void test_json_u64(void) {
     CHECK(!mlrt__json_u64(jitem(doc.root, 8), &v)); /* a string */
     CHECK(mlrt__json_u64(jitem(doc.root, 9), &v) && v == 42);
     CHECK(!mlrt__json_u64(jitem(doc.root, 10), &v));
+    CHECK(mlrt__json_u64(jitem(doc.root, 11), &v) && v == 9999999999999999999ull); /* 19 digits: the unchecked run */
+    CHECK(mlrt__json_u64(jitem(doc.root, 12), &v) && v == 1844674407370955161ull);
     CHECK(!mlrt__json_u64(NULL, &v));
     CHECK(!mlrt__json_u64(doc.root, &v)); /* an array */
     mlrt__json_free(&doc);

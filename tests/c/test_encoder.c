@@ -677,18 +677,21 @@ static void test_bad_tensors(void) {
         snprintf(want, sizeof want, "tensor '%s' is missing", names[i]);
         FAILS(&d, MLRT_ERR_NOT_A_MODEL, want);
     }
-    static const struct { const char *w, *name; size_t at; } bad[] = {
-        {DIR "tiny/model.safetensors", "encoder.layer.1.intermediate.dense.weight", 77},
-        {DIR "tiny/model.safetensors", "encoder.layer.0.attention.self.value.bias", 3},
-        {DIR "tiny/model.safetensors", "embeddings.word_embeddings.weight", 1000},
-        {DIR "tiny/model.safetensors", "encoder.layer.1.output.LayerNorm.weight", 31},
-        {DIR "tiny/model.safetensors", "embeddings.position_embeddings.weight", 5},
-        {DIR "tiny/model.f16.safetensors", "embeddings.word_embeddings.weight", 17},
-        {DIR "tiny/model.bf16.safetensors", "embeddings.word_embeddings.weight", 17},
-        {DIR "tiny/model.f16.safetensors", "encoder.layer.0.output.dense.weight", 17}};
+    static const struct { const char *w, *name; size_t at; const char *where; } bad[] = { /* where: as the message gives it */
+        {DIR "tiny/model.safetensors", "encoder.layer.1.intermediate.dense.weight", 77, "[out 2][in 13]"},
+        {DIR "tiny/model.safetensors", "encoder.layer.0.attention.self.value.bias", 3, "[3]"},
+        {DIR "tiny/model.safetensors", "embeddings.word_embeddings.weight", 1000, "[1000]"},
+        {DIR "tiny/model.safetensors", "embeddings.word_embeddings.weight", 0, "[0]"},
+        {DIR "tiny/model.safetensors", "encoder.layer.1.output.LayerNorm.weight", 31, "[31]"},
+        {DIR "tiny/model.safetensors", "embeddings.position_embeddings.weight", 5, "[5]"},
+        {DIR "tiny/model.f16.safetensors", "embeddings.word_embeddings.weight", 17, "[17]"},
+        {DIR "tiny/model.bf16.safetensors", "embeddings.word_embeddings.weight", 17, "[17]"},
+        {DIR "tiny/model.f16.safetensors", "encoder.layer.0.output.dense.weight", 17, "[out 0][in 17]"}};
     for (size_t i = 0; i < LEN(bad); i++) {
         replace(&d, "model.safetensors", tiny_edited(bad[i].w, NULL, bad[i].name, bad[i].at, i & 1 ? INFINITY : NAN));
-        FAILS(&d, MLRT_ERR_NON_FINITE, bad[i].name);
+        char want[160];
+        snprintf(want, sizeof want, "'%s' %s is not finite", bad[i].name, bad[i].where);
+        FAILS(&d, MLRT_ERR_NON_FINITE, want);
     }
     /* a weights file that is cut short, or not BERT */
     bytes st = must_read(DIR "tiny/model.safetensors");
