@@ -486,6 +486,13 @@ test('loadEncoder checks its argument; loadFromBytes and load refuse an encoder 
   const m = new Map(Object.entries(files).map(([k, v]) => [k, v.slice().buffer]));
   const enc = rt.loadEncoder(m);
   sameBits(enc.embed('hello'), rt.loadEncoder(files).embed('hello'), 'a Map of ArrayBuffers');
+  // './name' is the folder's 'name'; names under another folder are refused, saying how to name them
+  const dotted = rt.loadEncoder(Object.fromEntries(Object.entries(files).map(([k, v]) => [`./${k}`, v])));
+  sameBits(dotted.embed('hello'), enc.embed('hello'), "names written './config.json'");
+  dotted.free();
+  bad(() => rt.loadEncoder({ ...files, './config.json': files['config.json'] }), 'INVALID_ARGUMENT', /config\.json is given twice/);
+  bad(() => rt.loadEncoder(Object.fromEntries(Object.entries(files).map(([k, v]) => [`minilm/${k}`, v]))), 'INVALID_ARGUMENT',
+    /'minilm\/model\.safetensors' is in a subfolder: name the files as paths inside the model's folder/);
   enc.free();
 });
 

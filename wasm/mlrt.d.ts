@@ -482,7 +482,7 @@ export interface Tokenizer {
  * 'model.safetensors' (F32, F16, BF16) or 'model.apr' (aprender .apr v2), 'config.json',
  * 'tokenizer.json' or 'vocab.txt' (+ 'tokenizer_config.json'), and when present 'modules.json',
  * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length). Other
- * names are ignored. */
+ * names are ignored. Names are paths inside the model's folder ('./config.json' is 'config.json'). */
 export type EncoderFiles =
   | { readonly [name: string]: Uint8Array | ArrayBuffer | EncoderFileSource }
   | ReadonlyMap<string, Uint8Array | ArrayBuffer | EncoderFileSource>;

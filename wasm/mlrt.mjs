@@ -1025,9 +1025,10 @@ function namedFiles(files, what) {
   else if (files && typeof files === 'object' && !ArrayBuffer.isView(files) && !(files instanceof ArrayBuffer)) entries = Object.entries(files);
   else throw new MlrtError('INVALID_ARGUMENT', `${what}: expected the model folder's files by name: ${FILES_HINT}`);
   if (!entries.length) throw new MlrtError('INVALID_ARGUMENT', `${what}: no files given: expected ${FILES_HINT}`);
-  return entries.map(([name, bytes]) => {
+  return entries.map(([key, bytes]) => {
+    const name = typeof key === 'string' ? key.replace(/^(\.\/)+/, '') : key; // './config.json' is 'config.json'
     if (typeof name !== 'string' || !name || name.includes('\0')) {
-      throw new MlrtError('INVALID_ARGUMENT', `${what}: a file name must be a non-empty string without NUL, got ${JSON.stringify(String(name))}`);
+      throw new MlrtError('INVALID_ARGUMENT', `${what}: a file name must be a non-empty string without NUL, got ${JSON.stringify(String(key))}`);
     }
     if (bytes && typeof bytes.readInto === 'function' && !ArrayBuffer.isView(bytes)) {
       const n = bytes.byteLength;

@@ -397,6 +397,13 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
     if (!f) f = find_file(c, "", "model.apr");
     if (!f && find_file(c, "", "pytorch_model.bin"))
         return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "load_files: pytorch_model.bin is not read: give model.safetensors");
+    for (size_t i = 0; !f && i < c->n; i++) { /* one in a subfolder: the names were not made relative to the model's folder */
+        const char *slash = strrchr(c->files[i].name, '/');
+        if (slash && (!strcmp(slash, "/model.safetensors") || !strcmp(slash, "/model.apr")))
+            return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT,
+                              "load_files: '%s' is in a subfolder: name the files as paths inside the model's folder "
+                              "('model.safetensors', '1_Pooling/config.json')", c->files[i].name);
+    }
     if (!f) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: no model.safetensors or model.apr among the %zu files", c->n);
     const uint8_t *b = f->bytes ? f->bytes : none;
     mlrt_status st;

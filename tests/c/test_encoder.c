@@ -768,6 +768,14 @@ static void test_subfolder(void) {
     add_str(&d, "modules.json", "[{\"idx\":0,\"name\":\"0\",\"path\":\"0_Transformer\",\"type\":\"sentence_transformers.models.Transformer\"}," PO "]");
     add_str(&d, "1_Pooling/config.json", "{\"word_embedding_dimension\":32}");
     FAILS(&d, MLRT_ERR_UNSUPPORTED, "path '0_Transformer'");
+    /* the whole folder under a name: which file, and how to name them */
+    folder e = tiny_folder(NULL, NULL);
+    static char names[12][64];
+    for (size_t i = 0; i < e.n; i++) {
+        snprintf(names[i], sizeof names[i], "minilm/%s", e.f[i].name);
+        e.f[i].name = names[i];
+    }
+    FAILS(&e, MLRT_ERR_INVALID_ARGUMENT, "'minilm/model.safetensors' is in a subfolder");
 }
 
 /* ------------------------------------------------------------------ calls */
