@@ -366,6 +366,34 @@ test('embed: a weights file with its tokenizer and module files beside it; inspe
   }
 });
 
+test('convert FOLDER: the .apr records the folder\'s pooling, Normalize, maximum length and lowercasing, and embeds alone as the folder does', async () => {
+  // a bge-like folder: CLS pooling, no Normalize, 16 tokens, do_lower_case
+  const files = await makeFolder('tiny', { pooling: 'cls', normalize: false, maxSeqLength: 16, doLowerCase: true });
+  const src = at('cls-encoder');
+  for (const [name, bytes] of Object.entries(files)) {
+    mkdirSync(join(src, name, '..'), { recursive: true });
+    writeFileSync(join(src, name), bytes);
+  }
+  const texts = ['A man is eating food.', 'ΣΟΦΙΑ and a text long enough to be cut at sixteen tokens by the maximum length'];
+  const want = rt.loadEncoder(files);
+  for (const extra of [[], ['--quantize', 'q8']]) {
+    const out = `cls${extra.length ? '-q8' : ''}.apr`;
+    ok(['convert', src, out, ...extra]);
+    const apr = readFileSync(at(out));
+    const alone = rt.loadEncoder({ 'model.apr': apr, 'tokenizer.json': files['tokenizer.json'] });
+    assert.deepEqual([alone.info.pooling, alone.info.normalize, alone.info.maxLength, alone.info.lowerCase], ['cls', false, 16, true], out);
+    if (!extra.length) assert.deepEqual(new Uint8Array(alone.embed(texts).buffer), new Uint8Array(want.embed(texts).buffer), `${out} alone: the folder's bits`);
+    // files beside it still decide
+    const beside = rt.loadEncoder({ 'model.apr': apr, 'tokenizer.json': files['tokenizer.json'],
+      'modules.json': new TextEncoder().encode('[{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},{"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"}]'),
+      '1_Pooling/config.json': new TextEncoder().encode('{"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true}'),
+      'sentence_bert_config.json': new TextEncoder().encode('{"max_seq_length": 32, "do_lower_case": false}') });
+    assert.deepEqual([beside.info.pooling, beside.info.normalize, beside.info.maxLength, beside.info.lowerCase], ['mean', false, 32, false], `${out} with files`);
+    alone.free(), beside.free();
+  }
+  want.free();
+});
+
 test('embed errors: usage exits 2, a bad folder or input exits 1, with the reason and no stack trace', () => {
   writeFileSync(at('bad-utf8.txt'), Buffer.from([0x61, 0x0a, 0x62, 0xff, 0x0a]));
   const broken = at('broken-encoder');

@@ -258,6 +258,41 @@ test('an .apr v2 of the same weights (with the tokenizer and module files beside
   for (const e of [a, s, bare]) e.free();
 });
 
+test('an .apr of mlrt convert records its folder\'s sentence-transformers settings (mlrt_embedding); a bad record is refused', async () => {
+  const files = await makeFolder('tiny', { pooling: 'cls', normalize: false, maxSeqLength: 12, doLowerCase: true });
+  const st = readSafetensors(files['model.safetensors']);
+  const tensors = [...st].filter(([, t]) => t.dtype === 'F32').map(([name, t]) => ({ name, dtype: 'F32', shape: t.dims, data: tensorBytes(t.data, 'F32') }));
+  const meta = { model_type: 'Bert', architecture: 'bert', hidden_size: 32, num_layers: 2, num_heads: 4, vocab_size: 30522, intermediate_size: 64,
+    max_position_embeddings: 64, rms_norm_eps: 1e-12 };
+  const aprWith = (record) => writeAprV2({ metadata: { ...meta, mlrt_embedding: record }, tensors });
+  const tok = { 'tokenizer.json': files['tokenizer.json'] };
+  const texts = ['a man is eating food', 'the new movie is awesome and this text runs past twelve tokens for sure', 'x'];
+  const folder = rt.loadEncoder(files);
+  const alone = rt.loadEncoder({ 'model.apr': aprWith({ pooling: 'cls', normalize: false, max_seq_length: 12, do_lower_case: true }), ...tok });
+  assert.deepEqual([alone.info.pooling, alone.info.normalize, alone.info.maxLength, alone.info.lowerCase], ['cls', false, 12, true]);
+  sameBits(alone.embed(texts), folder.embed(texts), 'the record stands in for the module files');
+  const several = rt.loadEncoder({ 'model.apr': aprWith({ pooling: 'cls+mean+lasttoken', normalize: true }), ...tok });
+  assert.deepEqual([several.info.pooling, several.info.dim, several.info.normalize, several.info.maxLength], ['cls+mean+lasttoken', 96, true, 64]);
+  for (const e of [folder, alone, several]) e.free();
+  const bad = [
+    [{ pooling: 'cls', normalize: false, max_len: 3 }, 'BAD_HEADER', /mlrt_embedding: unknown key 'max_len'/],
+    [{ normalize: true }, 'BAD_HEADER', /mlrt_embedding: 'pooling' is missing/],
+    [{ pooling: 'cls' }, 'BAD_HEADER', /mlrt_embedding: 'normalize' is missing/],
+    [{ pooling: 'cls+', normalize: true }, 'BAD_HEADER', /pooling 'cls\+' ends with '\+'/],
+    [{ pooling: 'cls+cls', normalize: true }, 'BAD_HEADER', /pooling 'cls\+cls': expected pooling modes/],
+    [{ pooling: 'average', normalize: true }, 'BAD_HEADER', /pooling 'average'/],
+    [{ pooling: '', normalize: true }, 'BAD_HEADER', /pooling is empty/],
+    [{ pooling: 'mean', normalize: 'yes' }, 'BAD_HEADER', /normalize: expected true or false/],
+    [{ pooling: 'mean', normalize: true, max_seq_length: 65 }, 'BAD_DIMENSIONS', /max_seq_length 65 is more than max_position_embeddings \(64\)/],
+    [{ pooling: 'mean', normalize: true, max_seq_length: 0 }, 'BAD_DIMENSIONS', /max_seq_length/],
+    ['cls', 'BAD_HEADER', /mlrt_embedding: expected an object, got string/],
+  ];
+  for (const [record, code, re] of bad) {
+    assert.throws(() => rt.loadEncoder({ 'model.apr': aprWith(record), ...tok }), (e) => e instanceof MlrtError && e.code === code && re.test(e.message),
+      `${JSON.stringify(record)}: ${code} ${re}`);
+  }
+});
+
 test('F16 and BF16 folders run their rounded weights (not the F32 bits), within the goldens', async () => {
   const texts = ['hello world', 'A man is eating a piece of bread.'];
   const out = {};

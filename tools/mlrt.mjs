@@ -243,13 +243,19 @@ function inspectText(r) {
 const V1_ONLY = ['compress', 'sign', 'encrypt-password', 'password-file', 'recipient'];
 
 /** An encoder's folder -> .apr v2 (tools/apr/encoder.mjs). */
-async function convertEncoder(input, output, options) {
+async function convertEncoder(rt, input, output, options) {
   const quantize = choice(options, 'quantize', ['q8']), embeddings = choice(options, 'embeddings', ['f32', 'q8']);
   const files = {};
   for (const f of ['config.json', 'model.safetensors']) files[f] = await readBytes(`${input}/${f}`, f);
+  // the folder as mlrt reads it (checked whole): its pooling, Normalize, maximum length and lowercasing go
+  // into the .apr, which then embeds as the folder does without the sentence-transformers files beside it
+  const enc = rt.loadEncoder({ ...(await encoderFiles(input, { bytes: true })), 'model.safetensors': files['model.safetensors'] });
+  const { pooling, normalize, maxLength, lowerCase } = enc.info;
+  enc.free();
   let r;
   try {
-    r = encoderToApr(files, { quantize, embeddings, name: options.name ?? input.replace(/\/+$/, '').split('/').pop() });
+    r = encoderToApr(files, { quantize, embeddings, name: options.name ?? input.replace(/\/+$/, '').split('/').pop(),
+      embedding: { pooling, normalize, max_seq_length: maxLength, do_lower_case: lowerCase } });
   } catch (e) {
     throw new CliError(`convert: ${e.message}`);
   }
@@ -259,7 +265,7 @@ async function convertEncoder(input, output, options) {
 
 async function convert(rt, [input, output], options) {
   const { statSync } = await import('node:fs');
-  if (statSync(input, { throwIfNoEntry: false })?.isDirectory()) return convertEncoder(input, output, options);
+  if (statSync(input, { throwIfNoEntry: false })?.isDirectory()) return convertEncoder(rt, input, output, options);
   if (options.embeddings !== undefined) throw new UsageError('--embeddings is for an encoder folder');
   const quantize = choice(options, 'quantize', ['q8', 'q4']);
   const compression = choice(options, 'compress', ['lz4', 'zstd', 'zstd-max']);

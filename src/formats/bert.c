@@ -4,7 +4,10 @@
  *   modules.json                 [{idx, name, path, type}]: Transformer (path ""), then Pooling, then Normalize
  *   config.json                  BertConfig: sizes, hidden_act "gelu", absolute positions, no decoder
  *   model.safetensors            the tensors, with or without the "bert." prefix
- *   model.apr                    .apr v2 (`apr import --arch bert`): the same names, sizes in metadata
+ *   model.apr                    .apr v2 (`apr import --arch bert`): the same names, sizes in metadata; from
+ *                                `mlrt convert`, also "mlrt_embedding": the settings of the files below, used
+ *                                when they are not given (pooling: modules.json / 1_Pooling; lengths:
+ *                                sentence_bert_config.json)
  *   sentence_bert_config.json    max_seq_length (else min(max_position_embeddings, tokenizer_config.json's
  *                                model_max_length)), do_lower_case
  *   <pooling>/config.json        pooling_mode_* flags, word_embedding_dimension
@@ -96,6 +99,11 @@ typedef struct config {
     double eps;
     char arch[64];
     bool have_heads;                /* from config.json or .apr metadata (shapes cannot tell) */
+    /* what an .apr of `mlrt convert` records of its folder's sentence-transformers files (metadata
+     * "mlrt_embedding"), used when none of those files is given */
+    bool st_set;
+    uint32_t st_pooling, st_max_length; /* MLRT__EPOOL_* bits; 0: not recorded */
+    bool st_normalize, st_lower_case;
 } config;
 
 /* The sizes in config.json (BertConfig's names) or .apr metadata (apr import's, the aliases too); check:
@@ -156,6 +164,38 @@ static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) 
     return st;
 }
 
+static const char *const POOL_MODES[6] = {"cls", "max", "mean", "mean_sqrt_len", "weightedmean", "lasttoken"}; /* bit i */
+
+/* "mlrt_embedding": {"pooling": "cls+mean" (info's names), "normalize": b, "max_seq_length": n?, "do_lower_case": b?}. */
+static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *err) {
+    const char *file = "apr: metadata mlrt_embedding", *pool = NULL;
+    const mlrt__json *v = mlrt__json_get(o, "normalize");
+    if (o->type != MLRT__JSON_OBJECT)
+        return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: expected an object, got %s", file, mlrt__json_type_name(o->type));
+    for (const mlrt__json *k = o->child; k; k = k->next)
+        if (strcmp(k->key, "pooling") && strcmp(k->key, "normalize") && strcmp(k->key, "max_seq_length") && strcmp(k->key, "do_lower_case"))
+            return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: unknown key '%s'", file, k->key);
+    mlrt_status st = get_str(o, file, "pooling", false, &pool, err);
+    if (!st && (!pool || !v)) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: '%s' is missing", file, pool ? "normalize" : "pooling");
+    for (const char *p = pool; !st && p && *p;) { /* mode names joined by '+' */
+        size_t n = strcspn(p, "+");
+        int i = 0;
+        while (i < 6 && (strlen(POOL_MODES[i]) != n || strncmp(p, POOL_MODES[i], n))) i++;
+        if (i == 6 || cf->st_pooling >> i & 1)
+            st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: pooling '%s': expected pooling modes (%s, ...) joined by '+', each once", file,
+                            pool, POOL_MODES[0]);
+        else cf->st_pooling |= 1u << i;
+        p += n + (p[n] == '+');
+        if (!st && !*p && p[-1] == '+') st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: pooling '%s' ends with '+'", file, pool);
+    }
+    if (!st && !cf->st_pooling) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: pooling is empty", file);
+    if (!st) st = get_bool(o, file, "normalize", &cf->st_normalize, err);
+    if (!st) st = get_uint(o, file, "max_seq_length", 1, MLRT__ENC_MAX_POSITIONS, &cf->st_max_length, err);
+    if (!st) st = get_bool(o, file, "do_lower_case", &cf->st_lower_case, err);
+    cf->st_set = !st;
+    return st;
+}
+
 /* .apr v2 metadata (`apr import`): the sizes it records; num_heads is needed unless config.json gave it. */
 static mlrt_status read_apr_metadata(const mlrt__tensorset *ts, bool have_config, config *cf, mlrt_error *err) {
     if (!ts->meta_json) return MLRT_OK;
@@ -163,12 +203,13 @@ static mlrt_status read_apr_metadata(const mlrt__tensorset *ts, bool have_config
     const char *file = "apr: metadata", *arch = NULL, *hf = NULL;
     mlrt_status st = mlrt__json_parse((const uint8_t *)ts->meta_json, strlen(ts->meta_json), file, &doc, err);
     if (st) return st;
-    const mlrt__json *o = doc.root, *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
+    const mlrt__json *o = doc.root, *v, *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
     if (!(st = get_str(o, file, "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert"))
         st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert", arch);
     if (!st) st = get_str(o, file, "hf_architecture", true, &hf, err);
     if (!st && hf && !cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", hf);
     if (!st) st = read_sizes(o, file, true, have_config, cf, err);
+    if (!st && (v = mlrt__json_get(o, "mlrt_embedding"))) st = read_st_record(v, cf, err);
     if (!st && !have_config && eps && eps->type != MLRT__JSON_NULL && (!mlrt__json_f64(eps, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
         st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: metadata rms_norm_eps: expected a positive number");
     mlrt__json_free(&doc);
@@ -283,13 +324,21 @@ static mlrt_status read_model_max_length(const ctx *c, uint32_t positions, mlrt_
     return st;
 }
 
-/* sentence_bert_config.json: the maximum length (null or absent: read_model_max_length), lowercasing. */
-static mlrt_status read_lengths(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
+/* sentence_bert_config.json: the maximum length (null or absent: read_model_max_length), lowercasing; without
+ * the file, what an .apr records. */
+static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *d, mlrt_error *err) {
+    const uint32_t positions = cf->positions;
     const mlrt_file *f = find_file(c, "", "sentence_bert_config.json");
     mlrt__json_doc doc;
     d->max_length = 0;
     mlrt_status st = f ? parse_object(f, &doc, err) : MLRT_OK;
     if (st) return st;
+    if (!f && cf->st_set) {
+        if (cf->st_max_length > positions)
+            return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "apr: metadata mlrt_embedding: max_seq_length %u is more than "
+                              "max_position_embeddings (%u)", cf->st_max_length, positions);
+        d->max_length = cf->st_max_length, d->lower_case = cf->st_lower_case;
+    }
     if (f) {
         const mlrt__json *v = mlrt__json_get(doc.root, "max_seq_length");
         if (v && v->type != MLRT__JSON_NULL) st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
@@ -423,7 +472,8 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     const mlrt_file *f = find_file(c, "", "config.json");
     mlrt_status st = MLRT_OK;
     if (f) {
-        *cf = (config){768, 12, 12, 3072, 30522, 512, 2, 1e-12, "BertModel", false}; /* BertConfig's defaults */
+        *cf = (config){.hidden = 768, .layers = 12, .heads = 12, .ffn = 3072, .vocab = 30522, .positions = 512, .types = 2, .eps = 1e-12,
+                       .arch = "BertModel"}; /* BertConfig's defaults */
         st = read_config(f, cf, err);
         cf->have_heads = true;
     } else if (c->ts->format != MLRT_FORMAT_APR) {
@@ -456,19 +506,24 @@ static mlrt_status read_tensors(ctx *c, const config *cf, mlrt__enc_desc *d) {
     return st;
 }
 
-/* The pooling modes and Normalize: modules.json's, else 1_Pooling/config.json's, else mean. */
-static mlrt_status read_pooling_files(ctx *c, const char *pool_dir, bool modules, mlrt__enc_desc *d, mlrt_error *err) {
+/* The pooling modes and Normalize: modules.json's, else 1_Pooling/config.json's, else what an .apr records,
+ * else mean. */
+static mlrt_status read_pooling_files(ctx *c, const char *pool_dir, bool modules, const config *cf, mlrt__enc_desc *d, mlrt_error *err) {
     const mlrt_file *f = find_file(c, pool_dir ? pool_dir : "1_Pooling/", "config.json");
     if (pool_dir && !f)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: modules.json names a Pooling module in '%s' but no "
                           "%sconfig.json was given", pool_dir, pool_dir);
     d->pooling = MLRT__EPOOL_MEAN;
+    if (!modules && !f && cf->st_set) {
+        d->pooling = cf->st_pooling, d->normalize = cf->st_normalize;
+        return MLRT_OK;
+    }
     if (!modules) d->normalize = c->ts->format == MLRT_FORMAT_APR; /* `apr embed` normalizes; sentence-transformers does not */
     return f ? read_pooling(f, d->hidden, &d->pooling, err) : MLRT_OK;
 }
 
 static void facts(const ctx *c, const config *cf, mlrt__enc_desc *d) {
-    static const char *const modes[6] = {"cls", "max", "mean", "mean_sqrt_len", "weightedmean", "lasttoken"};
+    const char *const *modes = POOL_MODES;
     uint32_t k = 0;
     for (int i = 0; i < 6; i++) k += d->pooling >> i & 1;
     mlrt__buf b = {0};
@@ -515,8 +570,8 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
         st = read_tensors(&c, &cf, d);
     }
     if (!st) d->dtype = d->layer[0].w[0].w_dtype;
-    if (!st) st = read_pooling_files(&c, pool_dir, mod != NULL, d, err);
-    if (!st) st = read_lengths(&c, cf.positions, d, err);
+    if (!st) st = read_pooling_files(&c, pool_dir, mod != NULL, &cf, d, err);
+    if (!st) st = read_lengths(&c, &cf, d, err);
     if (!st && (facts(&c, &cf, d), !d->facts_json)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
     free(pool_dir), free(c.used);
     if (st) mlrt__enc_desc_free(d);

@@ -4,7 +4,9 @@
 // through), and with quantize 'q8' the dense layers' weights as APR_Q8 (one f32 scale per tensor),
 // biases, norms and small tables staying F32. embeddings 'q8' quantizes the word embeddings too.
 // The tokenizer and sentence-transformers files are not embedded (aprender does not for BERT): they stay
-// beside the .apr.
+// beside the .apr. `embedding` ({ pooling: 'cls+mean', normalize, max_seq_length, do_lower_case }: the
+// folder's settings as loadEncoder read them) goes into the metadata as mlrt's own key mlrt_embedding,
+// which loadEncoder applies when no sentence-transformers files are given with the .apr.
 import { DTYPES, writeAprV2, tensorOf } from './writer.mjs';
 
 const fail = (msg) => { throw new Error(`encoder: ${msg}`); };
@@ -45,7 +47,7 @@ function f32Values(t) {
  * files: { 'config.json': bytes or text, 'model.safetensors': bytes }; options: { quantize: 'q8' | undefined,
  * embeddings: 'q8' | 'f32' (default f32), name }. Returns the .apr v2 bytes and what was written.
  */
-export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'encoder' } = {}) {
+export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'encoder', embedding } = {}) {
   const text = (b) => (typeof b === 'string' ? b : new TextDecoder().decode(b));
   if (!files['config.json'] || !files['model.safetensors']) fail('the folder needs config.json and model.safetensors');
   const cfg = JSON.parse(text(files['config.json']));
@@ -80,6 +82,9 @@ export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'enco
     max_position_embeddings: cfg.max_position_embeddings ?? 512, rms_norm_eps: cfg.layer_norm_eps ?? 1e-12,
     ...(quantize === 'q8' ? { quantization: { quant_type: 'int8', bits: 8, block_size: null, symmetric: true } } : {}),
     tensor_shapes: shapes,
+    // mlrt's own key: sentence-transformers' settings of the folder (modules.json, 1_Pooling/config.json,
+    // sentence_bert_config.json), which loadEncoder applies when those files are not beside the .apr
+    ...(embedding ? { mlrt_embedding: embedding } : {}),
   };
   return { bytes: writeAprV2({ metadata, tensors: out }), tensors: out.length, quantized };
 }
