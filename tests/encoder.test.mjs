@@ -13,6 +13,7 @@
 // Targets (issue 21 section 4): cosine >= 0.99999 and max |delta| <= 1e-5 against the float64 reference.
 import v8 from 'node:v8';
 import { test } from 'node:test';
+import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
 import { assertSameBits, bitsEqual } from './helpers.mjs';
 import { execFileSync } from 'node:child_process';
@@ -194,6 +195,34 @@ test('without max_seq_length, texts are cut at min(max_position_embeddings, toke
   bad({ model_max_length: '256' }, 'BAD_HEADER', /model_max_length: expected a number, got string/);
   bad({ model_max_length: 0 }, 'BAD_DIMENSIONS', /model_max_length: expected a whole number from 1/);
   bad({ model_max_length: 7.5 }, 'BAD_DIMENSIONS', /model_max_length: expected a whole number from 1/);
+});
+
+test('texts are cut on tokenizer_config.json\'s truncation_side (right by default), not tokenizer.json\'s direction, as transformers does', async () => {
+  const { Tokenizer } = createRequire(import.meta.url)('tokenizers');
+  const base = await makeFolder('tiny', { maxSeqLength: 12 });
+  const patch = (files, name, f) => ({ ...files, [name]: te.encode(JSON.stringify(f(JSON.parse(td.decode(files[name]))))) });
+  const texts = ['the first words of a text long enough to be cut and its last words here', 'short', 'x '.repeat(40) + 'end'];
+  const oracle = async (direction) => { // npm tokenizers, cut at 12 on that side
+    const t = Tokenizer.fromString(td.decode(base['tokenizer.json']));
+    t.setTruncation(12, { direction });
+    t.disablePadding();
+    return Promise.all(texts.map(async (x) => Array.from((await t.encode(x)).getIds())));
+  };
+  const right = await oracle('right'), left = await oracle('left');
+  assert.notDeepEqual(right[0], left[0], 'the cases cut differently');
+  const leftInFile = patch(base, 'tokenizer.json', (j) => ({ ...j, truncation: { ...j.truncation, direction: 'Left' } }));
+  for (const [what, files, ids] of [
+    ['the default', base, right],
+    ["tokenizer.json's Left direction (transformers overrides it)", leftInFile, right],
+    ['truncation_side "left"', patch(base, 'tokenizer_config.json', (j) => ({ ...j, truncation_side: 'left' })), left],
+    ['truncation_side "right" over a Left direction', patch(leftInFile, 'tokenizer_config.json', (j) => ({ ...j, truncation_side: 'right' })), right],
+  ]) {
+    const enc = rt.loadEncoder(files);
+    sameBits(enc.embed(texts), enc.embedTokens({ ids }), what);
+    enc.free();
+  }
+  assert.throws(() => rt.loadEncoder(patch(base, 'tokenizer_config.json', (j) => ({ ...j, truncation_side: 'middle' }))),
+    (e) => e instanceof MlrtError && e.code === 'BAD_HEADER' && /tokenizer_config\.json.*truncation_side: expected "right" or "left", got "middle"/.test(e.message));
 });
 
 test('models/wordnet/ (trained): its held-out queries against the torch goldens, ids as recorded', () => {

@@ -304,22 +304,31 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
     return st;
 }
 
-/* Without a max_seq_length, sentence-transformers truncates to min(max_position_embeddings,
- * tokenizer_config.json's model_max_length); transformers writes a huge number (1e30) for "none". */
-static mlrt_status read_model_max_length(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
+/* tokenizer_config.json: truncation_side (transformers cuts on that side, "right" by default, whatever
+ * tokenizer.json's direction); without a max_seq_length (d->max_length 0), sentence-transformers
+ * truncates to min(max_position_embeddings, model_max_length); transformers writes a huge number (1e30)
+ * for "none". */
+static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
     const mlrt_file *f = find_file(c, "", "tokenizer_config.json");
     mlrt__json_doc doc;
     if (!f) return MLRT_OK;
     mlrt_status st = parse_object(f, &doc, err);
     if (st) return st;
-    const mlrt__json *v = mlrt__json_get(doc.root, "model_max_length");
+    const char *side = NULL;
+    st = get_str(doc.root, f->name, "truncation_side", true, &side, err);
+    if (!st && side && strcmp(side, "right") && strcmp(side, "left"))
+        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "truncation_side: expected \"right\" or \"left\", got \"%s\"", side);
+    d->cut_left = !st && side && !strcmp(side, "left");
+    const mlrt__json *v = d->max_length ? NULL : mlrt__json_get(doc.root, "model_max_length");
     double x = 0;
-    if (v && v->type != MLRT__JSON_NULL && !mlrt__json_f64(v, &x))
-        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "model_max_length: expected a number, got %s", mlrt__json_type_name(v->type));
-    else if (v && v->type != MLRT__JSON_NULL && (x < 1 || (x < positions && x != (uint32_t)x)))
-        st = mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, f->name, "model_max_length: expected a whole number from 1");
-    else if (x >= 1 && x < positions)
-        d->max_length = (uint32_t)x;
+    if (!st && v && v->type != MLRT__JSON_NULL) {
+        if (!mlrt__json_f64(v, &x))
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "model_max_length: expected a number, got %s", mlrt__json_type_name(v->type));
+        else if (x < 1 || (x < positions && x != (uint32_t)x))
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, f->name, "model_max_length: expected a whole number from 1");
+        else if (x < positions)
+            d->max_length = (uint32_t)x;
+    }
     mlrt__json_free(&doc);
     return st;
 }
@@ -347,7 +356,7 @@ static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *
         if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
             mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
     }
-    if (!st && !d->max_length) st = read_model_max_length(c, positions, d, err);
+    if (!st) st = read_tokenizer_config(c, positions, d, err);
     if (!d->max_length) d->max_length = positions;
     return st;
 }

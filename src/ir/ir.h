@@ -166,6 +166,8 @@ typedef struct mlrt__enc_desc {
     bool normalize;                 /* L2 after pooling */
     uint32_t max_length;            /* tokens mlrt_embed truncates to (<= positions) */
     bool lower_case;                /* sentence-transformers' do_lower_case: texts lowercased before tokenizing */
+    bool cut_left;                  /* tokenizer_config.json's truncation_side "left" (transformers: it, not
+                                     * tokenizer.json's direction, decides; default right) */
     mlrt__enc_src word, pos, type, ln_w, ln_b; /* [vocab][hidden], [positions][hidden], [types][hidden], [hidden] */
     mlrt__enc_layer *layer;         /* [layers] */
     char *facts_json;               /* the members of info the files give ("architecture":...,"unusedTensors":[...]) */

@@ -36,7 +36,7 @@ typedef struct layer {
 typedef struct encoder {
     uint32_t hidden, layers, heads, ffn, vocab, positions, types, dim, max_length, pooling;
     float eps;
-    bool normalize, lower_case, borrowed;
+    bool normalize, lower_case, cut_left, borrowed;
     bool word_in_file;              /* word.bytes lies in one of blocks */
     table word;
     float *pos, *type, *ln;         /* [positions][hidden], [types][hidden], [2][hidden] */
@@ -292,7 +292,7 @@ mlrt_status mlrt_embed(mlrt_model *m, const char *texts, const size_t *ends, siz
         mlrt_status st = MLRT_OK;
         if (e->lower_case && !(st = lowercase(e, s, rel, k, err))) s = e->lower.p, memcpy(rel, e->lower_ends.p, k * sizeof *rel);
         mlrt_batch_encoding be;
-        if (!st) st = mlrt_tokenizer_encode_batch(e->tok, s, rel, NULL, NULL, k, &opt, &be, err);
+        if (!st) st = mlrt__tokenizer_encode_batch_cut(e->tok, s, rel, k, &opt, e->cut_left, &be, err);
         batch b = {be.rows, be.width, NULL, be.ids, be.attention_mask, NULL, be.type_ids};
         if (!st) st = run_batch(m, &b, out + i * e->dim, err);
         if (st) return st;
@@ -536,7 +536,7 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     }
     e->hidden = d->hidden, e->layers = d->layers, e->heads = d->heads, e->ffn = d->ffn, e->vocab = d->vocab;
     e->positions = d->positions, e->types = d->types, e->eps = d->eps, e->pooling = d->pooling;
-    e->normalize = d->normalize, e->lower_case = d->lower_case, e->max_length = d->max_length;
+    e->normalize = d->normalize, e->lower_case = d->lower_case, e->cut_left = d->cut_left, e->max_length = d->max_length;
     for (int k = 0; k < 6; k++) e->dim += (d->pooling >> k & 1) * d->hidden;
     e->cap = d->positions > 256 ? d->positions : 256;
     const char *fmt = mlrt_format_name(d->format);

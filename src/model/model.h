@@ -113,6 +113,11 @@ void mlrt__dense_release(mlrt__dense *l);                               /* what 
 /* ---- text: the tokenizer engine (model/tokenizer.c, tokenizer_text.c, tokenizer_info.c) ---- */
 /* Builds the runnable tokenizer from d, taking what it owns (d is left empty, built or not). */
 mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err);
+/* mlrt_tokenizer_encode_batch of single texts, cut on the left or the right whatever the file's
+ * truncation direction (transformers' truncation_side; an encoder's texts). */
+mlrt_status mlrt__tokenizer_encode_batch_cut(mlrt_tokenizer *t, const char *texts, const size_t *ends, size_t n,
+                                             const mlrt_encode_options *options, bool cut_left, mlrt_batch_encoding *out,
+                                             mlrt_error *err);
 
 struct mlrt_tokenizer {
     mlrt__tok_desc d;               /* the description it was built from (owned) */

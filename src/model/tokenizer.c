@@ -142,7 +142,8 @@ typedef struct plan {
     uint32_t pad_length;            /* FIXED */
 } plan;
 
-static mlrt_status make_plan(const mlrt_tokenizer *t, const mlrt_encode_options *o, plan *p, mlrt_error *err) {
+/* cut: -1 the file's truncation direction, 0 right, 1 left. */
+static mlrt_status make_plan(const mlrt_tokenizer *t, const mlrt_encode_options *o, int cut, plan *p, mlrt_error *err) {
     const mlrt__tok_desc *d = &t->d;
     static const mlrt_encode_options none = {0, MLRT_TRUNCATION_DEFAULT, MLRT_PADDING_DEFAULT};
     if (!o) o = &none;
@@ -152,7 +153,7 @@ static mlrt_status make_plan(const mlrt_tokenizer *t, const mlrt_encode_options 
     if (o->max_length > MLRT__TOK_MAX_LENGTH)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer: options: max_length %u is beyond the limit %u",
                           o->max_length, MLRT__TOK_MAX_LENGTH);
-    p->truncate_left = d->truncate_left;
+    p->truncate_left = cut < 0 ? d->truncate_left : cut;
     p->truncation = o->truncation == MLRT_TRUNCATION_DEFAULT ? (d->truncation ? d->truncation : o->max_length ? MLRT__TRUNC_LONGEST_FIRST : MLRT__TRUNC_NONE)
                     : (mlrt__tok_truncation)(o->truncation - MLRT_TRUNCATION_NONE);
     p->max_length = o->max_length ? o->max_length : d->truncation ? d->max_length : 0;
@@ -295,10 +296,10 @@ static size_t pad_width(const mlrt_tokenizer *t, const plan *p, size_t longest) 
 /* ---------------------------------------------------------------- the API */
 
 static mlrt_status encode_rows(mlrt_tokenizer *t, const char *texts, const size_t *ends, const char *pairs,
-                               const size_t *pair_ends, size_t n, const mlrt_encode_options *options, size_t *width,
+                               const size_t *pair_ends, size_t n, const mlrt_encode_options *options, int cut, size_t *width,
                                mlrt_error *err) {
     plan p = {0};
-    mlrt_status st = make_plan(t, options, &p, err);
+    mlrt_status st = make_plan(t, options, cut, &p, err);
     if (st) return st;
     t->ids.len = t->type_ids.len = t->mask_.len = t->lengths.len = t->row_at.len = 0;
     if (!mlrt__vec_reserve(&t->lengths, n ? n : 1, sizeof(uint32_t)) || !mlrt__vec_reserve(&t->row_at, n ? n : 1, sizeof(size_t)))
@@ -340,16 +341,15 @@ mlrt_status mlrt_tokenizer_encode(mlrt_tokenizer *t, const char *text, size_t le
     memset(out, 0, sizeof *out);
     if (!text && len) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_encode: text is NULL");
     size_t ends[1] = {len}, pair_ends[1] = {pair_len}, w;
-    mlrt_status st = encode_rows(t, text ? text : "", ends, pair, pair_ends, 1, options, &w, err);
+    mlrt_status st = encode_rows(t, text ? text : "", ends, pair, pair_ends, 1, options, -1, &w, err);
     if (st) return st;
     out->n = w;
     out->ids = t->ids.p, out->type_ids = t->type_ids.p, out->attention_mask = t->mask_.p;
     return MLRT_OK;
 }
 
-mlrt_status mlrt_tokenizer_encode_batch(mlrt_tokenizer *t, const char *texts, const size_t *ends, const char *pairs,
-                                        const size_t *pair_ends, size_t n, const mlrt_encode_options *options,
-                                        mlrt_batch_encoding *out, mlrt_error *err) {
+static mlrt_status encode_batch(mlrt_tokenizer *t, const char *texts, const size_t *ends, const char *pairs, const size_t *pair_ends,
+                                size_t n, const mlrt_encode_options *options, int cut, mlrt_batch_encoding *out, mlrt_error *err) {
     if (!t || !out || (n && (!ends || (pairs && !pair_ends))))
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_encode_batch: a NULL argument");
     memset(out, 0, sizeof *out);
@@ -358,9 +358,21 @@ mlrt_status mlrt_tokenizer_encode_batch(mlrt_tokenizer *t, const char *texts, co
     if (missing)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "tokenizer_encode_batch: texts is NULL");
     size_t w;
-    mlrt_status st = encode_rows(t, texts ? texts : "", ends, pairs, pair_ends, n, options, &w, err);
+    mlrt_status st = encode_rows(t, texts ? texts : "", ends, pairs, pair_ends, n, options, cut, &w, err);
     if (st) return st;
     out->rows = n, out->width = w;
     out->ids = t->ids.p, out->type_ids = t->type_ids.p, out->attention_mask = t->mask_.p, out->lengths = t->lengths.p;
     return MLRT_OK;
+}
+
+mlrt_status mlrt_tokenizer_encode_batch(mlrt_tokenizer *t, const char *texts, const size_t *ends, const char *pairs,
+                                        const size_t *pair_ends, size_t n, const mlrt_encode_options *options,
+                                        mlrt_batch_encoding *out, mlrt_error *err) {
+    return encode_batch(t, texts, ends, pairs, pair_ends, n, options, -1, out, err);
+}
+
+mlrt_status mlrt__tokenizer_encode_batch_cut(mlrt_tokenizer *t, const char *texts, const size_t *ends, size_t n,
+                                             const mlrt_encode_options *options, bool cut_left, mlrt_batch_encoding *out,
+                                             mlrt_error *err) {
+    return encode_batch(t, texts, ends, NULL, NULL, n, options, cut_left, out, err);
 }
