@@ -221,6 +221,14 @@ test('texts are cut on tokenizer_config.json\'s truncation_side (right by defaul
     sameBits(enc.embed(texts), enc.embedTokens({ ids }), what);
     enc.free();
   }
+  // enc.tokenizer is the file's (all-MiniLM-L6-v2's pads to 128); the documented options give embed's ids
+  const padded = rt.loadEncoder(patch(base, 'tokenizer.json', (j) => ({ ...j, padding: { strategy: { Fixed: 128 }, direction: 'Right',
+    pad_to_multiple_of: null, pad_id: 0, pad_type_id: 0, pad_token: '[PAD]' }, truncation: { ...j.truncation, max_length: 128 } })));
+  assert.equal(padded.tokenizer.encode('hello world').ids.length, 128, "the file's padding");
+  const asEmbed = texts.map((x) => Array.from(padded.tokenizer.encode(x, { maxLength: padded.info.maxLength, truncation: true, padding: false }).ids));
+  assert.deepEqual(asEmbed, right, 'the documented options give the ids embed uses');
+  sameBits(padded.embed(texts), padded.embedTokens({ ids: asEmbed }), 'and its bits');
+  padded.free();
   assert.throws(() => rt.loadEncoder(patch(base, 'tokenizer_config.json', (j) => ({ ...j, truncation_side: 'middle' }))),
     (e) => e instanceof MlrtError && e.code === 'BAD_HEADER' && /tokenizer_config\.json.*truncation_side: expected "right" or "left", got "middle"/.test(e.message));
 });

@@ -558,7 +558,12 @@ export interface TokenInput {
  * any batch. */
 export interface Encoder {
   readonly info: EncoderInfo;
-  /** The model's tokenizer (owned by the encoder: free() disposes it), or null without tokenizer files. */
+  /** The model's tokenizer (owned by the encoder: free() disposes it), or null without tokenizer files.
+   * It is the file's tokenizer, as npm `tokenizers` loads it: the file's own padding and truncation
+   * apply (all-MiniLM-L6-v2's pads to 128 and cuts at 128). embed does not use those: it cuts each text
+   * at info.maxLength (on tokenizer_config.json's truncation_side), pads nothing, and lowercases first
+   * when info.lowerCase. The ids embed uses for a text (right side):
+   * tokenizer.encode(text, { maxLength: info.maxLength, truncation: true, padding: false }).ids. */
   readonly tokenizer: Tokenizer | null;
   readonly disposed: boolean;
   /** n texts -> Float32Array(n * info.dim), row after row (one text: n = 1): tokenized by the model's
