@@ -245,6 +245,25 @@ test('decode follows the WordPiece decoder, with and without special tokens', as
   }
 });
 
+test('added tokens outside the vocabulary, special or not, take the ids after it (as Rust tokenizers gives them)', async () => {
+  const j = JSON.parse(json['bge-small-en-v1.5']);
+  const flags = { single_word: false, lstrip: false, rstrip: false, normalized: false };
+  j.added_tokens.push({ id: 30522, content: '[ENT]', ...flags, special: true }, { id: 30523, content: '<x>', ...flags, special: false },
+    { id: 30524, content: '[/ENT]', ...flags, special: true });
+  const text = JSON.stringify(j), tok = rt.loadTokenizer(enc.encode(text)), oracle = Oracle.fromString(text);
+  for (const t of ['hello [ENT] world [/ENT] <x>', '[ENT][ENT]x<x>y', 'no added tokens', '[ent] is not [ENT]', TEXTS[3]]) {
+    const want = await oracle.encode(t, null);
+    same(tok.encode(t), want, JSON.stringify(t));
+    const ids = [...tok.encode(t).ids];
+    for (const skip of [false, true]) assert.equal(tok.decode(ids, { skipSpecialTokens: skip }), await oracle.decode(ids, skip), `${JSON.stringify(t)} ${skip}`);
+  }
+  assert.deepEqual([tok.idToToken(30522), tok.idToToken(30523), tok.idToToken(30524), tok.idToToken(30525)], ['[ENT]', '<x>', '[/ENT]', null]);
+  // an id that is not the next one is refused, as before
+  j.added_tokens.push({ id: 30526, content: '[GAP]', ...flags, special: true });
+  assert.throws(() => rt.loadTokenizer(enc.encode(JSON.stringify(j))), (e) => e.code === 'BAD_HEADER' && /"\[GAP\]" has id 30526, but its id is 30525 \(the next one after the vocabulary\)/.test(e.message));
+  tok.dispose();
+});
+
 test('the SIMD128, scalar and relaxed builds give the same encodings', () => {
   const toks = Object.fromEntries(Object.entries(builds).map(([k, b]) => [k, b.loadTokenizer(enc.encode(json['e5-small-v2']))]));
   assert.equal(builds.relaxed.build.relaxed, true);

@@ -276,10 +276,7 @@ static mlrt_status read_added(rd *r, const mlrt__json *list) {
             if (d->added[k].len == content->len && memcmp(d->added[k].content, content->str, content->len) == 0)
                 return fail(r, MLRT_ERR_DUPLICATE_KEY, "%s: \"%s\" is also added_tokens[%u]", path,
                                   content->str, k);
-        long in_vocab = mlrt__tok_desc_find(d, content->str, content->len);
-        if (in_vocab < 0 && flags[0])
-            return fail(r, MLRT_ERR_BAD_HEADER, "%s: special token \"%s\" is not in model.vocab", path,
-                              content->str);
+        long in_vocab = mlrt__tok_desc_find(d, content->str, content->len); /* else the next id after it, special or not */
         uint32_t want = in_vocab >= 0 ? (uint32_t)in_vocab : d->n_ids;
         if (id != want)
             return fail(r, MLRT_ERR_BAD_HEADER, "%s: \"%s\" has id %u, but its id is %u (%s)", path,
