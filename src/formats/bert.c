@@ -169,9 +169,9 @@ static const char *const POOL_MODES[6] = {"cls", "max", "mean", "mean_sqrt_len",
 /* "mlrt_embedding": {"pooling": "cls+mean" (info's names), "normalize": b, "max_seq_length": n?, "do_lower_case": b?}. */
 static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *err) {
     const char *file = "apr: metadata mlrt_embedding", *pool = NULL;
-    const mlrt__json *v = mlrt__json_get(o, "normalize");
     if (o->type != MLRT__JSON_OBJECT)
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: expected an object, got %s", file, mlrt__json_type_name(o->type));
+    const mlrt__json *v = mlrt__json_get(o, "normalize");
     for (const mlrt__json *k = o->child; k; k = k->next)
         if (strcmp(k->key, "pooling") && strcmp(k->key, "normalize") && strcmp(k->key, "max_seq_length") && strcmp(k->key, "do_lower_case"))
             return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: unknown key '%s'", file, k->key);
@@ -333,7 +333,7 @@ static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt_
     return st;
 }
 
-/* sentence_bert_config.json: the maximum length (null or absent: read_model_max_length), lowercasing; without
+/* sentence_bert_config.json: the maximum length (null or absent: read_tokenizer_config), lowercasing; without
  * the file, what an .apr records. */
 static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *d, mlrt_error *err) {
     const uint32_t positions = cf->positions;
