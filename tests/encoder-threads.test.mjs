@@ -58,6 +58,18 @@ test('embed: every batch (1 text to many, mixed lengths, any batchSize) gives th
     // UTF-8 bytes as texts
     sameBits(enc.embed(MIXED.map((t) => new TextEncoder().encode(t))), ref.embed(MIXED), 'UTF-8 bytes');
     enc.free();
+    // a tokenizer.json that cuts on the left while the model cuts on the right (transformers' truncation_side),
+    // and the other way round: the one-thread bits (such batches stay on the calling thread)
+    const td = new TextDecoder(), te = new TextEncoder();
+    const edit = (f, name, g) => ({ ...f, [name]: te.encode(JSON.stringify(g(JSON.parse(td.decode(f[name]))))) });
+    const left = edit(files, 'tokenizer.json', (j) => ({ ...j, truncation: { ...j.truncation, direction: 'Left' } }));
+    const counted = (k) => Array.from({ length: 90 }, (_, i) => `${['house', 'tree', 'river', 'stone'][i % 4]} ${i + k}`).join(' ');
+    const cut = [counted(0), 'a short one', counted(7), MIXED[2]]; // long texts whose two ends differ
+    for (const f of [left, edit(files, 'tokenizer_config.json', (j) => ({ ...j, truncation_side: 'left' }))]) {
+      const r = one.loadEncoder(f), e = rt.loadEncoder(f);
+      sameBits(e.embed(cut), r.embed(cut), `${rt.build.threads} threads, truncation side ${e.info.truncationSide}`);
+      r.free(), e.free();
+    }
   }
   ref.free();
 });

@@ -218,6 +218,7 @@ test('texts are cut on tokenizer_config.json\'s truncation_side (right by defaul
     ['truncation_side "right" over a Left direction', patch(leftInFile, 'tokenizer_config.json', (j) => ({ ...j, truncation_side: 'right' })), right],
   ]) {
     const enc = rt.loadEncoder(files);
+    assert.equal(enc.info.truncationSide, ids === left ? 'left' : 'right', what);
     sameBits(enc.embed(texts), enc.embedTokens({ ids }), what);
     enc.free();
   }
@@ -428,6 +429,38 @@ test('embed refuses what is not text; batchSize is checked', async () => {
   for (const e of [enc, noTok, v]) e.free();
 });
 
+test('hostile arguments: holes, detached buffers, sizes past 4 GiB are refused as MlrtErrors, and the runtime goes on', async () => {
+  const files = await makeFolder('tiny');
+  const enc = rt.loadEncoder(files);
+  const bad = (fn, code, re) => assert.throws(fn, (x) => x instanceof MlrtError && x.code === code && re.test(x.message), `${code} ${re.source}`);
+  const want = enc.embed(['a', 'b', 'c']), hello = enc.embed('hello world');
+  // holes in arrays are refused, never skipped (a skipped text left its end unwritten: another text's embedding)
+  bad(() => enc.embed(['a', , 'c']), 'INVALID_ARGUMENT', /embed: texts\[1\]: expected a string or UTF-8 bytes/); // eslint-disable-line no-sparse-arrays
+  bad(() => enc.embedTokens({ ids: [[101, , 102]] }), 'INVALID_ARGUMENT', /ids\[0\]\[1\] = undefined is not a 32-bit integer/); // eslint-disable-line no-sparse-arrays
+  bad(() => enc.embedTokens({ ids: [[101, 102], , [101, 102]] }), 'INVALID_ARGUMENT', /ids\[1\] is not an array/); // eslint-disable-line no-sparse-arrays
+  bad(() => enc.embedTokens({ ids: [[101, 102]], attentionMask: [[1, ]] }), 'INVALID_ARGUMENT', /attentionMask must have the shape of ids/);
+  bad(() => enc.embedTokens({ ids: [[101, 102]], attentionMask: [[, 1]] }), 'INVALID_ARGUMENT', /attentionMask\[0\]\[0\] = undefined/); // eslint-disable-line no-sparse-arrays
+  // bytes whose buffer was transferred away
+  const moved = te.encode('hello');
+  structuredClone(moved.buffer, { transfer: [moved.buffer] });
+  bad(() => enc.embed(moved), 'INVALID_ARGUMENT', /detached/);
+  bad(() => enc.embed([moved.buffer]), 'INVALID_ARGUMENT', /texts\[0\]: the bytes' ArrayBuffer has been detached/);
+  bad(() => enc.tokenizer.encode(moved), 'INVALID_ARGUMENT', /detached/);
+  bad(() => rt.loadFromBytes(moved), 'INVALID_ARGUMENT', /detached/);
+  // room past what wasm32 can address (32 texts of 44.7M chars: 3 bytes a char bound 4.29e9): refused before
+  // mlrt_alloc, whose 32-bit size would have wrapped to a small block
+  const long = 'a'.repeat(44_739_243);
+  bad(() => enc.embed(new Array(32).fill(long)), 'OUT_OF_MEMORY', /cannot allocate \d+ bytes of wasm memory \(at most 4294901760\)/);
+  bad(() => enc.tokenizer.encodeBatch(new Array(32).fill(long)), 'OUT_OF_MEMORY', /cannot allocate/);
+  // and everything goes on as before: the tokenizer's scratch, the encoder, a new load
+  assert.deepEqual([...enc.tokenizer.encode('hello world').ids], [101, 7592, 2088, 102]);
+  sameBits(enc.embed(['a', 'b', 'c']), want, 'after the refusals');
+  sameBits(enc.embed('hello world'), hello, 'one text after the refusals');
+  const again = rt.loadEncoder(files);
+  sameBits(again.embed('hello world'), hello, 'a new load');
+  again.free(), enc.free();
+});
+
 // ------------------------------------------------------------------ builds
 
 test('SIMD128 and scalar builds give the same bits; relaxed SIMD within 1e-5 (MiniLM-shaped texts and tiny)', async () => {
@@ -610,6 +643,7 @@ test('info: the fields of the contract, frozen; the tokenizer is the model\'s an
   const enc = rt.loadEncoder(files);
   const i = enc.info;
   assert.ok(Object.isFrozen(i) && Object.isFrozen(i.unusedTensors));
+  assert.equal(i.truncationSide, 'right');
   assert.deepEqual(
     { architecture: i.architecture, dim: i.dim, layers: i.layers, heads: i.heads, ffn: i.ffn, vocabSize: i.vocabSize, maxLength: i.maxLength, pooling: i.pooling, normalize: i.normalize, dtype: i.dtype, kind: i.kind, task: i.task, format: i.format },
     { architecture: 'BertModel', dim: 384, layers: 6, heads: 12, ffn: 1536, vocabSize: 30522, maxLength: 256, pooling: 'mean', normalize: true, dtype: 'f32', kind: 'encoder', task: 'embedding', format: 'safetensors' });

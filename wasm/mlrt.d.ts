@@ -525,6 +525,9 @@ export interface EncoderInfo {
   readonly normalize: boolean;
   /** sentence_bert_config.json's do_lower_case: embed lowercases texts first. */
   readonly lowerCase: boolean;
+  /** The side embed cuts a long text on: tokenizer_config.json's truncation_side ('right' unless it
+   * says 'left'; as in transformers, tokenizer.json's truncation direction does not decide). */
+  readonly truncationSide: 'right' | 'left';
   /** 'bert.' when the tensors are named so, else ''. */
   readonly tensorPrefix: string;
   /** Tensors of the file the forward pass does not use (pooler.*, embeddings.position_ids, cls.*). */

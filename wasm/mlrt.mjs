@@ -185,6 +185,9 @@ const TYPE_OF_DTYPE = new Map(Object.entries(TENSOR_TYPES).map(([type, t]) => [t
 // on this thread fills, the thread runner (threads.mjs, when threads > 1, else null), and the
 // registry that frees the models dropped without dispose(). Module-private: used by Runtime, Model
 // and threads.mjs.
+// The largest block a wasm32 memory can give (4 GiB less one 64 KiB page).
+const MAX_ALLOC = 0xffff0000;
+
 class Wasm {
   #memory;
   #u8 = new Uint8Array(0);
@@ -231,6 +234,10 @@ class Wasm {
   }
 
   alloc(bytes) {
+    // mlrt_alloc takes a 32-bit size: a larger one would wrap to a small block
+    if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_ALLOC) {
+      throw new MlrtError('OUT_OF_MEMORY', `mlrt: cannot allocate ${bytes} bytes of wasm memory (at most ${MAX_ALLOC})`);
+    }
     const ptr = this.x.mlrt_alloc(bytes);
     if (!ptr) throw new MlrtError('OUT_OF_MEMORY', `mlrt: cannot allocate ${bytes} bytes of wasm memory`);
     return ptr;
@@ -453,7 +460,15 @@ function writeLoadOptions(w, ptr, expectUtf8, layout, takeFiles = false) {
   view.setInt32(ptr + LOAD_OPTIONS.takeFiles, takeFiles ? 1 : 0, true);
 }
 
+// A buffer that was transferred (postMessage, structuredClone) has no bytes: slice() throws on it.
+function detached(buffer) {
+  try { buffer.slice(0, 0); return false; } catch { return true; }
+}
+
 function asBytes(bytes, what) {
+  if ((bytes instanceof ArrayBuffer || ArrayBuffer.isView(bytes)) && detached(bytes.buffer ?? bytes)) {
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: the bytes' ArrayBuffer has been detached (transferred)`);
+  }
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes instanceof Map || (bytes && Object.getPrototypeOf(bytes) === Object.prototype)) {
@@ -785,8 +800,7 @@ function textArg(s, what) {
     }
     return s;
   }
-  if (s instanceof Uint8Array) return s;
-  if (s instanceof ArrayBuffer) return new Uint8Array(s);
+  if (s instanceof Uint8Array || s instanceof ArrayBuffer) return asBytes(s, what);
   throw new MlrtError('INVALID_ARGUMENT', `${what}: expected a string or UTF-8 bytes`);
 }
 
@@ -863,10 +877,11 @@ class Tokenizer {
   #scratch(bytes) {
     const h = this.#h, need = 368 + bytes;
     if (h.cap < need) {
+      const cap = Math.max(need, 2 * h.cap, 4096);
       if (h.scratch) this.#p.free(h.scratch);
-      h.scratch = 0;
-      h.cap = Math.max(need, 2 * h.cap, 4096);
-      h.scratch = this.#p.alloc(h.cap);
+      h.scratch = 0, h.cap = 0; // (so if the allocation below throws: no block, no capacity)
+      h.scratch = this.#p.alloc(cap);
+      h.cap = cap;
     }
     return h.scratch;
   }
@@ -1125,18 +1140,20 @@ function tokenRows(v, name, dims, what, rows) {
   const list = v.length > 0 && !Array.isArray(v[0]) ? [v] : v; // one row of numbers
   if (rows !== undefined && list.length !== rows) throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name} has ${list.length} rows, ids ${rows}`);
   let width = 0;
-  list.forEach((r, i) => {
-    if (!Array.isArray(r)) throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name}[${i}] is not an array`);
-    width = Math.max(width, r.length);
-  });
+  for (let i = 0; i < list.length; i++) { // every index: a hole is refused, not skipped
+    if (!Array.isArray(list[i])) throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name}[${i}] is not an array`);
+    width = Math.max(width, list[i].length);
+  }
   const data = new Int32Array(list.length * width);
-  list.forEach((r, i) => r.forEach((x, t) => {
-    const n = typeof x === 'bigint' ? Number(x) : x;
-    if (!Number.isInteger(n) || n < -0x80000000 || n > 0x7fffffff) {
-      throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name}[${i}][${t}] = ${x} is not a 32-bit integer`);
+  for (let i = 0; i < list.length; i++) {
+    for (let t = 0, r = list[i]; t < r.length; t++) {
+      const x = r[t], n = typeof x === 'bigint' ? Number(x) : x;
+      if (!Number.isInteger(n) || n < -0x80000000 || n > 0x7fffffff) {
+        throw new MlrtError('INVALID_ARGUMENT', `${what}: ${name}[${i}][${t}] = ${x} is not a 32-bit integer`);
+      }
+      data[i * width + t] = n;
     }
-    data[i * width + t] = n;
-  }));
+  }
   return { data, rows: list.length, width, lengths: list.map((r) => r.length) };
 }
 
@@ -1202,7 +1219,8 @@ class Encoder {
     checkBatchSize(batchSize, 'embed');
     const one = typeof texts === 'string' || texts instanceof Uint8Array || texts instanceof ArrayBuffer;
     if (!one && !Array.isArray(texts)) throw new MlrtError('INVALID_ARGUMENT', 'embed: expected a text (string or UTF-8 bytes) or an array of texts');
-    const list = (one ? [texts] : texts).map((t, i) => textArg(t, one ? 'embed' : `embed: texts[${i}]`));
+    const all = one ? [texts] : texts, list = new Array(all.length);
+    for (let i = 0; i < all.length; i++) list[i] = textArg(all[i], one ? 'embed' : `embed: texts[${i}]`); // (a hole too)
     if (!this.tokenizer) {
       throw new MlrtError('INVALID_ARGUMENT', 'embed: the encoder was loaded without tokenizer.json or vocab.txt: use embedTokens');
     }
@@ -1286,6 +1304,8 @@ class Encoder {
 
   #embedOnThreads(texts, out) {
     const w = this.#wasm, info = this.info, k = texts.length;
+    // tokenized below with the file's truncation direction: when the model cuts on the other side, not here
+    if ((this.tokenizer.info.truncation?.direction ?? 'right') !== info.truncationSide) return false;
     if (info.lowerCase) {
       if (!texts.every(isAscii)) return false;
       texts = texts.map((t) => (typeof t === 'string' ? t.toLowerCase() : t.map((c) => (c >= 0x41 && c <= 0x5a ? c + 32 : c))));

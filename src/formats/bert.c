@@ -546,7 +546,8 @@ static void facts(const ctx *c, const config *cf, mlrt__enc_desc *d) {
     mlrt__buf_puts(&b, ",\"hiddenAct\":\"gelu\",\"pooling\":\"");
     for (int i = 0, first = 1; i < 6; i++)
         if (d->pooling >> i & 1) mlrt__buf_printf(&b, "%s%s", first ? "" : "+", modes[i]), first = 0;
-    mlrt__buf_printf(&b, "\",\"normalize\":%s,\"lowerCase\":%s", d->normalize ? "true" : "false", d->lower_case ? "true" : "false");
+    mlrt__buf_printf(&b, "\",\"normalize\":%s,\"lowerCase\":%s,\"truncationSide\":\"%s\"", d->normalize ? "true" : "false",
+                     d->lower_case ? "true" : "false", d->cut_left ? "left" : "right");
     mlrt__buf_printf(&b, ",\"tensorPrefix\":\"%s\",\"unusedTensors\":[", c->prefix);
     for (size_t i = 0, first = 1; i < c->ts->count; i++)
         if (!c->used[i]) {
