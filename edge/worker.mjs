@@ -240,6 +240,16 @@ async function loadWords(cfg) {
   }
 }
 
+/* Characters (code points) of a string: a surrogate pair is one. */
+function codePoints(s) {
+  let n = 0;
+  for (let k = 0; k < s.length; k++, n++) {
+    const c = s.charCodeAt(k), d = s.charCodeAt(k + 1); // (NaN past the end)
+    if (c >= 0xd800 && c < 0xdc00 && d >= 0xdc00 && d < 0xe000) k++;
+  }
+  return n;
+}
+
 // {"query": string, "k"?: integer} -> { query, k }, or a 422 naming what is wrong.
 function parseSearch(bytes) {
   const v = parseJson(bytes);
@@ -252,7 +262,8 @@ function parseSearch(bytes) {
   if (typeof v.query !== 'string') throw new HttpError(422, 'BAD_QUERY', `"query" is ${v.query === undefined ? 'missing' : typeName(v.query)}, expected a string`);
   const query = v.query.trim();
   if (!query) throw new HttpError(422, 'EMPTY_QUERY', '"query" is empty');
-  if (query.length > MAX_QUERY_CHARS) throw new HttpError(422, 'QUERY_TOO_LONG', `"query" has ${query.length} characters, over the limit of ${MAX_QUERY_CHARS}`);
+  const chars = query.length <= MAX_QUERY_CHARS ? query.length : codePoints(query); // (UTF-16 units over-count astral characters)
+  if (chars > MAX_QUERY_CHARS) throw new HttpError(422, 'QUERY_TOO_LONG', `"query" has ${chars} characters, over the limit of ${MAX_QUERY_CHARS}`);
   const lone = query.search(/\p{Surrogate}/u); // JSON may carry "\ud800": not Unicode text
   if (lone >= 0) throw new HttpError(422, 'BAD_QUERY', `"query" has a lone surrogate at character ${lone}: not Unicode text`);
   const k = v.k === undefined ? DEFAULT_K : v.k;
@@ -277,7 +288,8 @@ function parseEmbed(bytes) {
   if (texts.length > EMBED_MAX_TEXTS) throw new HttpError(413, 'TOO_MANY_TEXTS', `"texts" has ${texts.length} texts, over the limit of ${EMBED_MAX_TEXTS}`);
   texts.forEach((t, i) => {
     if (typeof t !== 'string') throw new HttpError(422, 'BAD_TEXT', `texts[${i}] is ${typeName(t)}, expected a string`);
-    if (t.length > EMBED_MAX_CHARS) throw new HttpError(422, 'TEXT_TOO_LONG', `texts[${i}] has ${t.length} characters, over the limit of ${EMBED_MAX_CHARS}`);
+    const chars = t.length <= EMBED_MAX_CHARS ? t.length : codePoints(t); // (UTF-16 units over-count astral characters)
+    if (chars > EMBED_MAX_CHARS) throw new HttpError(422, 'TEXT_TOO_LONG', `texts[${i}] has ${chars} characters, over the limit of ${EMBED_MAX_CHARS}`);
     if (LONE_SURROGATE.test(t)) throw new HttpError(422, 'BAD_TEXT', `texts[${i}] has a lone surrogate (not Unicode text)`);
   });
   return texts;
@@ -431,11 +443,18 @@ function argmax(p, off, len) {
 
 // ---- raw f32 answers ----
 
-/* The client asks for application/octet-stream, ahead of (or without) application/json. */
+/* The client prefers application/octet-stream to application/json: a higher q (RFC 9110 12.5.1; q=0: not
+ * acceptable), or the same q and listed first; JSON when it names neither. */
 function acceptsRaw(request) {
-  const accept = (request.headers.get('accept') ?? '').toLowerCase();
-  const raw = accept.indexOf('application/octet-stream'), js = accept.indexOf('application/json');
-  return raw >= 0 && (js < 0 || raw < js);
+  let raw = -1, json = -1, rawAt = -1, jsonAt = -1;
+  (request.headers.get('accept') ?? '').toLowerCase().split(',').forEach((range, i) => {
+    const [type, ...params] = range.split(';').map((s) => s.trim());
+    let q = 1;
+    for (const p of params) if (/^q=/.test(p)) q = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(p) ? Number(p.slice(2)) : 0; // a malformed q: not acceptable
+    if (type === 'application/octet-stream' && rawAt < 0) raw = q, rawAt = i;
+    if (type === 'application/json' && jsonAt < 0) json = q, jsonAt = i;
+  });
+  return raw > 0 && (raw > json || (raw === json && rawAt < jsonAt));
 }
 
 /* The outputs as little-endian f32 (wasm and every engine here are little endian), row-major; the

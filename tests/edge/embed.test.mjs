@@ -73,6 +73,14 @@ describe('POST /embed (MODEL=wordnet)', { skip }, () => {
     assert.deepEqual(new Uint8Array(r.raw), new Uint8Array(want.buffer));
     const j = await embedOf(words.url, ['x'], { accept: 'application/json, application/octet-stream' });
     assert.match(j.headers['content-type'], /^application\/json/, 'JSON first in Accept: JSON');
+    // q-values decide before the order; q=0 is "not acceptable"
+    for (const [accept, type] of [['application/octet-stream;q=0, application/json', 'json'], ['application/json;q=0.5, application/octet-stream', 'raw'],
+      ['application/octet-stream;q=0.4, application/json;q=0.9', 'json'], ['application/json; q=0.2, application/octet-stream; q=0.8', 'raw'],
+      ['application/octet-stream;q=1.5', 'json'], ['Application/Octet-Stream', 'raw'], ['*/*', 'json']]) {
+      const r2 = await embedOf(words.url, ['x'], { accept });
+      assert.equal(r2.status, 200, accept);
+      assert.match(r2.headers['content-type'], type === 'raw' ? /^application\/octet-stream/ : /^application\/json/, accept);
+    }
   });
 
   const q = (v) => ({ headers: JSON_CT, body: typeof v === 'string' ? v : JSON.stringify(v) });
@@ -94,6 +102,7 @@ describe('POST /embed (MODEL=wordnet)', { skip }, () => {
     ['null text', q({ texts: [null] }), 422, 'BAD_TEXT', /texts\[0\] is null/],
     ['a nested array', q(`{"texts":[${'['.repeat(5000)}${']'.repeat(5000)}]}`), 422, 'BAD_TEXT', /texts\[0\] is an array/],
     ['2,001 characters', q({ texts: ['a'.repeat(2001)] }), 422, 'TEXT_TOO_LONG', /texts\[0\] has 2001 characters, over the limit of 2000/],
+    ['2,001 emoji (4,002 UTF-16 units)', q({ texts: ['\u{1f600}'.repeat(2001)] }), 422, 'TEXT_TOO_LONG', /texts\[0\] has 2001 characters, over the limit of 2000/],
     ['70 tokens', q({ texts: ['ok', 'word '.repeat(70)] }), 422, 'TOO_MANY_TOKENS', /texts\[1\] has 72 tokens, over the model's limit of 64/],
     ['a lone surrogate', q('{"texts":["a \\ud800 b"]}'), 422, 'BAD_TEXT', /texts\[0\] has a lone surrogate/],
   ];
@@ -113,6 +122,9 @@ describe('POST /embed (MODEL=wordnet)', { skip }, () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.embeddings.length, 64);
     assert.equal((await embedOf(words.url, ['a boat'])).status, 200);
+    // characters are code points: 2,000 emoji (4,000 UTF-16 units) are within the cap (one word, one [UNK])
+    const emoji = await embedOf(words.url, ['\u{1f600}'.repeat(2000)]);
+    assert.equal(emoji.status, 200, emoji.text);
   });
 
   test('a chunked upload past 64 KiB: 413 while streaming, then the connection is usable', async () => {
