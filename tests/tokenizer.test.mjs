@@ -264,6 +264,30 @@ test('added tokens outside the vocabulary, special or not, take the ids after it
   tok.dispose();
 });
 
+test('added tokens with normalized: true (what add_tokens() writes) match in normalized text; decode and idToToken give their normalized form, as Rust', async () => {
+  const flags = { single_word: false, lstrip: false, rstrip: false };
+  const texts = ['covid-19 and COVID-19 and Covid-19s', 'CAFÉ cafe café Cafe\u0301', 'hello<ent>covid<ent>HELLO', '日本語 日本', 'xcovidx covidcovid',
+    'nothing here', '', 'COVID', 'Ｃｏｖｉｄ wide letters', 'a long text ' + 'covid café hello world 日本 '.repeat(12), ...TEXTS.slice(0, 40)];
+  for (const name of ['bge-small-en-v1.5', 'cased', 'strip-no-lowercase', 'left-truncation-24', 'no-normalizer']) {
+    const j = JSON.parse(json[name]);
+    j.added_tokens.push({ id: 30522, content: 'COVID-19', ...flags, normalized: true, special: false },
+      { id: 30523, content: 'Café', ...flags, normalized: true, special: true }, // special: skipped only when its normalized form is a special's content
+      { id: 30524, content: '<ent>', ...flags, normalized: false, special: true },
+      { id: 30525, content: 'covid', ...flags, normalized: true, special: false },
+      { id: 30526, content: '日本', ...flags, normalized: true, special: false },
+      { id: 7592, content: 'hello', ...flags, normalized: true, special: false }); // one in the vocabulary
+    const text = JSON.stringify(j), tok = rt.loadTokenizer(enc.encode(text)), oracle = Oracle.fromString(text);
+    for (const t of texts) {
+      same(tok.encode(t), await oracle.encode(t, null), `${name}: ${JSON.stringify(t)}`);
+      const ids = [...tok.encode(t).ids];
+      for (const skip of [false, true]) assert.equal(tok.decode(ids, { skipSpecialTokens: skip }), await oracle.decode(ids, skip), `${name} ${skip}: ${JSON.stringify(t)}`);
+    }
+    await compareBatch(tok, oracle, texts, `${name} batch`);
+    for (const id of [30522, 30523, 30524, 30525, 30526, 7592, 101]) assert.equal(tok.idToToken(id), oracle.idToToken(id), `${name}: idToToken(${id})`);
+    tok.dispose();
+  }
+});
+
 test('the SIMD128, scalar and relaxed builds give the same encodings', () => {
   const toks = Object.fromEntries(Object.entries(builds).map(([k, b]) => [k, b.loadTokenizer(enc.encode(json['e5-small-v2']))]));
   assert.equal(builds.relaxed.build.relaxed, true);

@@ -265,7 +265,7 @@ static mlrt_status read_added(rd *r, const mlrt__json *list) {
         if ((st = get_uint(r, t, path, "id", UINT32_MAX, &id)) || (st = get_string(r, t, path, "content", &content))) return st;
         for (int k = 0; k < 5; k++)
             if ((st = get_bool(r, t, path, names[k], &flags[k]))) return st;
-        for (int k = 1; k < 5; k++)
+        for (int k = 1; k < 4; k++) /* normalized: true is matched in normalized text (model/tokenizer.c) */
             if (flags[k])
                 return fail(r, MLRT_ERR_UNSUPPORTED, "%s (\"%s\"): %s: true is not supported", path,
                                   content->str, names[k]);
@@ -289,6 +289,7 @@ static mlrt_status read_added(rd *r, const mlrt__json *list) {
         a->len = (uint32_t)content->len;
         a->id = id;
         a->special = flags[0];
+        a->normalized = flags[4];
         d->n_added = i + 1;
     }
     return MLRT_OK;

@@ -198,6 +198,9 @@ typedef struct mlrt__tok_added {
     uint32_t len;
     uint32_t id;                    /* the vocabulary's id of content, or n_vocab + k for the k-th one outside it */
     bool special;                   /* skipped by decode when asked */
+    bool normalized;                /* matched in normalized text, as content through the normalizer (norm) */
+    char *norm;                     /* [norm_len + 1] that form (set when the tokenizer is built), or NULL */
+    uint32_t norm_len;
 } mlrt__tok_added;
 
 /* A post-processor special token: what a SpecialToken piece of the template inserts. */

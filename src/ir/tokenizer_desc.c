@@ -7,7 +7,7 @@
 void mlrt__tok_desc_free(mlrt__tok_desc *d) {
     free(d->pool);
     free(d->off);
-    for (uint32_t i = 0; i < d->n_added && d->added; i++) free(d->added[i].content);
+    for (uint32_t i = 0; i < d->n_added && d->added; i++) free(d->added[i].content), free(d->added[i].norm);
     free(d->added);
     for (uint32_t i = 0; i < d->n_specials && d->specials; i++) free(d->specials[i].name);
     free(d->specials);

@@ -125,8 +125,12 @@ struct mlrt_tokenizer {
     uint32_t mask;
     uint32_t prefix_hash;           /* the hash state after continuing_subword_prefix */
     uint32_t max_token_bytes;       /* the longest vocabulary token */
-    uint8_t added_first[256];       /* 1 when some added token starts with this byte */
-    uint32_t *added_order;          /* [n_added] indices of the added tokens, longest first */
+    uint8_t added_first[256];       /* 1 when some added token matched in raw text starts with this byte */
+    uint32_t *added_order;          /* [n_raw] indices of the added tokens matched in raw text, longest first */
+    uint32_t n_raw;
+    uint8_t norm_first[256];        /* the same for the normalized forms of those matched in normalized text */
+    uint32_t *norm_order;           /* [n_norm] indices of those, their normalized forms longest first */
+    uint32_t n_norm;
     /* scratch, reused by every call */
     mlrt__vec norm;                 /* bytes: one normalized piece of text */
     mlrt__vec run;                  /* uint32_t: a run of combining characters waiting to be reordered */

@@ -18,6 +18,7 @@ void mlrt_tokenizer_free(mlrt_tokenizer *t) {
     mlrt__tok_desc_free(&t->d);
     free(t->slots);
     free(t->added_order);
+    free(t->norm_order);
     mlrt__vec *v[] = {&t->norm, &t->run, &t->run_tmp, &t->states, &t->seq[0], &t->seq[1], &t->ids, &t->type_ids,
                       &t->mask_, &t->lengths, &t->row_at, &t->splits};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) free(v[i]->p);
@@ -40,7 +41,8 @@ mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
     t->mask = cap - 1;
     t->slots = calloc(cap, sizeof *t->slots);
     t->added_order = malloc((d->n_added ? d->n_added : 1) * sizeof *t->added_order);
-    if (!t->slots || !t->added_order) {
+    t->norm_order = malloc((d->n_added ? d->n_added : 1) * sizeof *t->norm_order);
+    if (!t->slots || !t->added_order || !t->norm_order) {
         mlrt_tokenizer_free(t);
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the vocabulary's index", d->source);
         return NULL;
@@ -53,12 +55,26 @@ mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
         t->slots[at] = id + 1;
     }
     t->prefix_hash = hash_bytes(MLRT__FNV_INIT, d->prefix, d->prefix_len);
-    /* added tokens: longest first, so that the first one that matches at a position is the longest */
+    /* added tokens: longest first, so that the first one that matches at a position is the longest; those
+     * matched in normalized text by their normalized form (an empty one never matches) */
     for (uint32_t i = 0; i < d->n_added; i++) {
-        uint32_t j = i;
-        while (j > 0 && d->added[t->added_order[j - 1]].len < d->added[i].len) { t->added_order[j] = t->added_order[j - 1]; j--; }
-        t->added_order[j] = i;
-        t->added_first[(uint8_t)d->added[i].content[0]] = 1;
+        mlrt__tok_added *a = &d->added[i];
+        if (a->normalized) {
+            t->norm.len = 0;
+            if (!mlrt__tok_normalize(t, (const uint8_t *)a->content, a->len) || !(a->norm = malloc(t->norm.len + 1))) {
+                mlrt_tokenizer_free(t);
+                mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+                return NULL;
+            }
+            memcpy(a->norm, t->norm.p, t->norm.len), a->norm[t->norm.len] = 0;
+            a->norm_len = (uint32_t)t->norm.len;
+        }
+        uint32_t *order = a->normalized ? t->norm_order : t->added_order, *n = a->normalized ? &t->n_norm : &t->n_raw;
+        uint32_t len = a->normalized ? a->norm_len : a->len, j = (*n)++;
+        if (!len) { (*n)--; continue; }
+        while (j > 0 && (a->normalized ? d->added[order[j - 1]].norm_len : d->added[order[j - 1]].len) < len) { order[j] = order[j - 1]; j--; }
+        order[j] = i;
+        (a->normalized ? t->norm_first : t->added_first)[(uint8_t)(a->normalized ? a->norm : a->content)[0]] = 1;
     }
     if (!(t->info_json = mlrt__tok_info(t))) {
         mlrt_tokenizer_free(t);
@@ -74,11 +90,43 @@ mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
  * left to right), or -1. */
 static long added_at(const mlrt_tokenizer *t, const uint8_t *s, size_t n) {
     if (!t->added_first[s[0]]) return -1;
-    for (uint32_t k = 0; k < t->d.n_added; k++) {
+    for (uint32_t k = 0; k < t->n_raw; k++) {
         const mlrt__tok_added *a = &t->d.added[t->added_order[k]];
         if (a->len <= n && memcmp(a->content, s, a->len) == 0) return t->added_order[k];
     }
     return -1;
+}
+
+/* The same for the added tokens matched in normalized text, by their normalized forms. */
+static long norm_added_at(const mlrt_tokenizer *t, const uint8_t *s, size_t n) {
+    if (!t->norm_first[s[0]]) return -1;
+    for (uint32_t k = 0; k < t->n_norm; k++) {
+        const mlrt__tok_added *a = &t->d.added[t->norm_order[k]];
+        if (a->norm_len <= n && memcmp(a->norm, s, a->norm_len) == 0) return t->norm_order[k];
+    }
+    return -1;
+}
+
+/* One added token's id appended, a split after it (for truncation). */
+static bool push_added(mlrt_tokenizer *t, mlrt__vec *out, uint32_t id) {
+    if (!mlrt__vec_reserve(out, 1, sizeof(int32_t))) return false;
+    ((int32_t *)out->p)[out->len++] = (int32_t)id;
+    return mlrt__tok_split(t, out, false);
+}
+
+/* The normalized piece in t->norm -> ids: the added tokens matched in normalized text split out of it
+ * (leftmost-longest), the words between them pre-tokenized and encoded. */
+static bool normalized_piece(mlrt_tokenizer *t, mlrt__vec *out) {
+    const uint8_t *s = t->norm.p;
+    size_t n = t->norm.len, gap = 0;
+    for (size_t i = 0; t->n_norm && i < n && !t->stop; i++) {
+        long b = norm_added_at(t, s + i, n - i);
+        if (b < 0) continue;
+        if ((i > gap && !mlrt__tok_words(t, s + gap, i - gap, out)) || (!t->stop && !push_added(t, out, t->d.added[b].id))) return false;
+        i += t->d.added[b].norm_len - 1;
+        gap = i + 1;
+    }
+    return t->stop || gap >= n || mlrt__tok_words(t, s + gap, n - gap, out);
 }
 
 /* Truncating left: Rust tokenizes the splits from the last one back and keeps those from the word
@@ -111,12 +159,10 @@ static bool encode_sequence(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt_
         if (a < 0 && i < n) continue;
         if (i > gap) {
             t->norm.len = 0;
-            if (!mlrt__tok_normalize(t, s + gap, i - gap) || !mlrt__tok_words(t, t->norm.p, t->norm.len, out)) { ok = false; break; }
+            if (!mlrt__tok_normalize(t, s + gap, i - gap) || !normalized_piece(t, out)) { ok = false; break; }
         }
         if (a < 0 || t->stop) break;
-        if (!mlrt__vec_reserve(out, 1, sizeof(int32_t))) { ok = false; break; }
-        ((int32_t *)out->p)[out->len++] = (int32_t)t->d.added[a].id;
-        ok = mlrt__tok_split(t, out, false);
+        ok = push_added(t, out, t->d.added[a].id);
         i += t->d.added[a].len - 1;
         gap = i + 1;
     }

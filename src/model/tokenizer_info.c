@@ -5,17 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* As Rust: an added token matched in normalized text is its normalized form (the vocabulary's own
+ * tokens otherwise). */
 const char *mlrt_tokenizer_token(const mlrt_tokenizer *t, int32_t id) {
     if (!t || id < 0 || (uint32_t)id >= t->d.n_ids) return NULL;
-    if ((uint32_t)id < t->d.n_vocab) return t->d.pool + t->d.off[id];
     for (uint32_t i = 0; i < t->d.n_added; i++)
-        if (t->d.added[i].id == (uint32_t)id) return t->d.added[i].content;
-    return NULL;
+        if (t->d.added[i].id == (uint32_t)id && (t->d.added[i].normalized || (uint32_t)id >= t->d.n_vocab))
+            return t->d.added[i].normalized ? t->d.added[i].norm : t->d.added[i].content;
+    return (uint32_t)id < t->d.n_vocab ? t->d.pool + t->d.off[id] : NULL;
 }
 
+/* As Rust: a token is special when its text is a special added token's content (so a special token
+ * matched in normalized text, whose text is its normalized form, is skipped only when that is the same). */
 static bool is_special(const mlrt_tokenizer *t, int32_t id) {
-    for (uint32_t i = 0; i < t->d.n_added; i++)
-        if (t->d.added[i].id == (uint32_t)id) return t->d.added[i].special;
+    const char *s = mlrt_tokenizer_token(t, id);
+    for (uint32_t i = 0; s && i < t->d.n_added; i++)
+        if (t->d.added[i].special && !strcmp(t->d.added[i].content, s)) return true;
     return false;
 }
 
