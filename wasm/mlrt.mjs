@@ -180,14 +180,14 @@ const TENSOR_TYPES = {
 const DTYPE_I32 = TENSOR_TYPES.int32.dtype;
 const TYPE_OF_DTYPE = new Map(Object.entries(TENSOR_TYPES).map(([type, t]) => [t.dtype, type]));
 
+// The largest block a wasm32 memory can give (4 GiB less one 64 KiB page).
+const MAX_ALLOC = 0xffff0000;
+
 // The wasm instance and what a runtime's models share through it: views over its memory (renewed
 // after the memory grows, which detaches old views), its allocator, the mlrt_error that every call
 // on this thread fills, the thread runner (threads.mjs, when threads > 1, else null), and the
 // registry that frees the models dropped without dispose(). Module-private: used by Runtime, Model
 // and threads.mjs.
-// The largest block a wasm32 memory can give (4 GiB less one 64 KiB page).
-const MAX_ALLOC = 0xffff0000;
-
 class Wasm {
   #memory;
   #u8 = new Uint8Array(0);
