@@ -26,6 +26,32 @@ void mlrt_tokenizer_free(mlrt_tokenizer *t) {
     free(t);
 }
 
+/* The bytes added token i is matched by: its content in raw text, its normalized form in normalized text. */
+static uint32_t match_len(const mlrt_tokenizer *t, uint32_t i) {
+    const mlrt__tok_added *a = &t->d.added[i];
+    return a->normalized ? a->norm_len : a->len;
+}
+
+/* Added token i into its matcher, longest first (so that the first one that matches at a position is the
+ * longest): the raw text's, or the normalized text's by its normalized form, made here (an empty form never
+ * matches). False when out of memory. */
+static bool index_added(mlrt_tokenizer *t, uint32_t i) {
+    mlrt__tok_added *a = &t->d.added[i];
+    if (a->normalized) {
+        t->norm.len = 0;
+        if (!mlrt__tok_normalize(t, (const uint8_t *)a->content, a->len) || !(a->norm = malloc(t->norm.len + 1))) return false;
+        memcpy(a->norm, t->norm.p, t->norm.len), a->norm[t->norm.len] = 0;
+        a->norm_len = (uint32_t)t->norm.len;
+    }
+    uint32_t len = match_len(t, i), *order = a->normalized ? t->norm_order : t->added_order;
+    uint32_t *n = a->normalized ? &t->n_norm : &t->n_raw, j = *n;
+    if (!len) return true;
+    while (j > 0 && match_len(t, order[j - 1]) < len) { order[j] = order[j - 1]; j--; }
+    order[j] = i, (*n)++;
+    (a->normalized ? t->norm_first : t->added_first)[(uint8_t)(a->normalized ? a->norm : a->content)[0]] = 1;
+    return true;
+}
+
 mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
     mlrt_tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
@@ -55,27 +81,12 @@ mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
         t->slots[at] = id + 1;
     }
     t->prefix_hash = hash_bytes(MLRT__FNV_INIT, d->prefix, d->prefix_len);
-    /* added tokens: longest first, so that the first one that matches at a position is the longest; those
-     * matched in normalized text by their normalized form (an empty one never matches) */
-    for (uint32_t i = 0; i < d->n_added; i++) {
-        mlrt__tok_added *a = &d->added[i];
-        if (a->normalized) {
-            t->norm.len = 0;
-            if (!mlrt__tok_normalize(t, (const uint8_t *)a->content, a->len) || !(a->norm = malloc(t->norm.len + 1))) {
-                mlrt_tokenizer_free(t);
-                mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
-                return NULL;
-            }
-            memcpy(a->norm, t->norm.p, t->norm.len), a->norm[t->norm.len] = 0;
-            a->norm_len = (uint32_t)t->norm.len;
+    for (uint32_t i = 0; i < d->n_added; i++)
+        if (!index_added(t, i)) {
+            mlrt_tokenizer_free(t);
+            mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+            return NULL;
         }
-        uint32_t *order = a->normalized ? t->norm_order : t->added_order, *n = a->normalized ? &t->n_norm : &t->n_raw;
-        uint32_t len = a->normalized ? a->norm_len : a->len, j = (*n)++;
-        if (!len) { (*n)--; continue; }
-        while (j > 0 && (a->normalized ? d->added[order[j - 1]].norm_len : d->added[order[j - 1]].len) < len) { order[j] = order[j - 1]; j--; }
-        order[j] = i;
-        (a->normalized ? t->norm_first : t->added_first)[(uint8_t)(a->normalized ? a->norm : a->content)[0]] = 1;
-    }
     if (!(t->info_json = mlrt__tok_info(t))) {
         mlrt_tokenizer_free(t);
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
