@@ -119,18 +119,21 @@ mlrt_status mlrt__tokenizer_encode_batch_cut(mlrt_tokenizer *t, const char *text
                                              const mlrt_encode_options *options, bool cut_left, mlrt_batch_encoding *out,
                                              mlrt_error *err);
 
+/* Added tokens matched at a position of text, longest first (the first that matches is the longest). */
+typedef struct mlrt__tok_matcher {
+    uint8_t first[256];             /* 1 when some token's matched bytes start with this byte */
+    uint32_t *order;                /* [n] indices into d.added, their matched bytes longest first */
+    uint32_t n;
+} mlrt__tok_matcher;
+
 struct mlrt_tokenizer {
     mlrt__tok_desc d;               /* the description it was built from (owned) */
     uint32_t *slots;                /* [mask + 1] the vocabulary's hash table: id + 1, 0 empty (open addressing) */
     uint32_t mask;
     uint32_t prefix_hash;           /* the hash state after continuing_subword_prefix */
     uint32_t max_token_bytes;       /* the longest vocabulary token */
-    uint8_t added_first[256];       /* 1 when some added token matched in raw text starts with this byte */
-    uint32_t *added_order;          /* [n_raw] indices of the added tokens matched in raw text, longest first */
-    uint32_t n_raw;
-    uint8_t norm_first[256];        /* the same for the normalized forms of those matched in normalized text */
-    uint32_t *norm_order;           /* [n_norm] indices of those, their normalized forms longest first */
-    uint32_t n_norm;
+    mlrt__tok_matcher raw;          /* the added tokens matched in raw text, by their content */
+    mlrt__tok_matcher normed;       /* those matched in normalized text (normalized: true), by their normalized form */
     /* scratch, reused by every call */
     mlrt__vec norm;                 /* bytes: one normalized piece of text */
     mlrt__vec run;                  /* uint32_t: a run of combining characters waiting to be reordered */

@@ -17,8 +17,8 @@ void mlrt_tokenizer_free(mlrt_tokenizer *t) {
     if (!t) return;
     mlrt__tok_desc_free(&t->d);
     free(t->slots);
-    free(t->added_order);
-    free(t->norm_order);
+    free(t->raw.order);
+    free(t->normed.order);
     mlrt__vec *v[] = {&t->norm, &t->run, &t->run_tmp, &t->states, &t->seq[0], &t->seq[1], &t->ids, &t->type_ids,
                       &t->mask_, &t->lengths, &t->row_at, &t->splits};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) free(v[i]->p);
@@ -26,10 +26,10 @@ void mlrt_tokenizer_free(mlrt_tokenizer *t) {
     free(t);
 }
 
-/* The bytes added token i is matched by: its content in raw text, its normalized form in normalized text. */
-static uint32_t match_len(const mlrt_tokenizer *t, uint32_t i) {
-    const mlrt__tok_added *a = &t->d.added[i];
-    return a->normalized ? a->norm_len : a->len;
+/* The bytes an added token is matched by: its content in raw text, its normalized form in normalized text. */
+static const char *match_bytes(const mlrt__tok_added *a, uint32_t *len) {
+    *len = a->normalized ? a->norm_len : a->len;
+    return a->normalized ? a->norm : a->content;
 }
 
 /* Added token i into its matcher, longest first (so that the first one that matches at a position is the
@@ -43,12 +43,17 @@ static bool index_added(mlrt_tokenizer *t, uint32_t i) {
         memcpy(a->norm, t->norm.p, t->norm.len), a->norm[t->norm.len] = 0;
         a->norm_len = (uint32_t)t->norm.len;
     }
-    uint32_t len = match_len(t, i), *order = a->normalized ? t->norm_order : t->added_order;
-    uint32_t *n = a->normalized ? &t->n_norm : &t->n_raw, j = *n;
+    mlrt__tok_matcher *m = a->normalized ? &t->normed : &t->raw;
+    uint32_t len, prev, j = m->n;
+    const char *bytes = match_bytes(a, &len);
     if (!len) return true;
-    while (j > 0 && match_len(t, order[j - 1]) < len) { order[j] = order[j - 1]; j--; }
-    order[j] = i, (*n)++;
-    (a->normalized ? t->norm_first : t->added_first)[(uint8_t)(a->normalized ? a->norm : a->content)[0]] = 1;
+    for (; j > 0; j--) { /* insertion: after those at least as long */
+        match_bytes(&t->d.added[m->order[j - 1]], &prev);
+        if (prev >= len) break;
+        m->order[j] = m->order[j - 1];
+    }
+    m->order[j] = i, m->n++;
+    m->first[(uint8_t)bytes[0]] = 1;
     return true;
 }
 
@@ -66,9 +71,9 @@ mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
     while (cap < d->n_vocab + d->n_vocab / 2) cap *= 2; /* n_vocab <= 2^22: no overflow */
     t->mask = cap - 1;
     t->slots = calloc(cap, sizeof *t->slots);
-    t->added_order = malloc((d->n_added ? d->n_added : 1) * sizeof *t->added_order);
-    t->norm_order = malloc((d->n_added ? d->n_added : 1) * sizeof *t->norm_order);
-    if (!t->slots || !t->added_order || !t->norm_order) {
+    t->raw.order = malloc((d->n_added ? d->n_added : 1) * sizeof *t->raw.order);
+    t->normed.order = malloc((d->n_added ? d->n_added : 1) * sizeof *t->normed.order);
+    if (!t->slots || !t->raw.order || !t->normed.order) {
         mlrt_tokenizer_free(t);
         mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the vocabulary's index", d->source);
         return NULL;
@@ -97,23 +102,14 @@ mlrt_tokenizer *mlrt__tokenizer_build(mlrt__tok_desc *d, mlrt_error *err) {
 
 /* ---------------------------------------------------------------- one sequence */
 
-/* The added token matching s [n] at its start, longest first (leftmost-longest as the scan goes
+/* The added token of m matching s [n] at its start, longest first (leftmost-longest as the scan goes
  * left to right), or -1. */
-static long added_at(const mlrt_tokenizer *t, const uint8_t *s, size_t n) {
-    if (!t->added_first[s[0]]) return -1;
-    for (uint32_t k = 0; k < t->n_raw; k++) {
-        const mlrt__tok_added *a = &t->d.added[t->added_order[k]];
-        if (a->len <= n && memcmp(a->content, s, a->len) == 0) return t->added_order[k];
-    }
-    return -1;
-}
-
-/* The same for the added tokens matched in normalized text, by their normalized forms. */
-static long norm_added_at(const mlrt_tokenizer *t, const uint8_t *s, size_t n) {
-    if (!t->norm_first[s[0]]) return -1;
-    for (uint32_t k = 0; k < t->n_norm; k++) {
-        const mlrt__tok_added *a = &t->d.added[t->norm_order[k]];
-        if (a->norm_len <= n && memcmp(a->norm, s, a->norm_len) == 0) return t->norm_order[k];
+static long added_at(const mlrt_tokenizer *t, const mlrt__tok_matcher *m, const uint8_t *s, size_t n) {
+    if (!m->first[s[0]]) return -1;
+    for (uint32_t k = 0; k < m->n; k++) {
+        uint32_t len;
+        const char *bytes = match_bytes(&t->d.added[m->order[k]], &len);
+        if (len <= n && memcmp(bytes, s, len) == 0) return m->order[k];
     }
     return -1;
 }
@@ -130,8 +126,8 @@ static bool push_added(mlrt_tokenizer *t, mlrt__vec *out, uint32_t id) {
 static bool normalized_piece(mlrt_tokenizer *t, mlrt__vec *out) {
     const uint8_t *s = t->norm.p;
     size_t n = t->norm.len, gap = 0;
-    for (size_t i = 0; t->n_norm && i < n && !t->stop; i++) {
-        long b = norm_added_at(t, s + i, n - i);
+    for (size_t i = 0; t->normed.n && i < n && !t->stop; i++) {
+        long b = added_at(t, &t->normed, s + i, n - i);
         if (b < 0) continue;
         if ((i > gap && !mlrt__tok_words(t, s + gap, i - gap, out)) || (!t->stop && !push_added(t, out, t->d.added[b].id))) return false;
         i += t->d.added[b].norm_len - 1;
@@ -166,7 +162,7 @@ static bool encode_sequence(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt_
     bool ok = true;
     size_t gap = 0;
     for (size_t i = 0; i <= n && ok && !t->stop; i++) {
-        long a = i < n ? added_at(t, s + i, n - i) : -1;
+        long a = i < n ? added_at(t, &t->raw, s + i, n - i) : -1;
         if (a < 0 && i < n) continue;
         if (i > gap) {
             t->norm.len = 0;
