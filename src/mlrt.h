@@ -359,7 +359,8 @@ const char *mlrt_tokenizer_info_json(const mlrt_tokenizer *tokenizer);
  * "config.json" (BertModel's; optional with an .apr whose metadata holds the sizes),
  * "tokenizer.json" or "vocab.txt" (+ "tokenizer_config.json"): optional, mlrt_embed needs one,
  * and sentence-transformers' "modules.json", "1_Pooling/config.json", "sentence_bert_config.json",
- * which decide pooling (mean, CLS, max, ...), L2 normalization and the maximum length. Without
+ * "config_sentence_transformers.json", which decide pooling (mean, CLS, max, ...), L2 normalization,
+ * the maximum length and the prompts. Without
  * modules.json: mean pooling, normalized for an .apr (`apr embed`), not for SafeTensors
  * (sentence-transformers). A Transformer module in a subfolder ("0_Transformer") is found by its
  * path. Other names are ignored. One file that is no encoder ("model.onnx", an MLP's
@@ -377,6 +378,12 @@ mlrt_tokenizer *mlrt_model_tokenizer(mlrt_model *model);
  * out [n][dim]: tokenized by the model's tokenizer (truncated to the model's maximum length), then
  * run as mlrt_run runs them. A text's embedding has the same bits alone as in any batch. */
 mlrt_status mlrt_embed(mlrt_model *model, const char *texts, const size_t *ends, size_t n, float *out, mlrt_error *err);
+/* mlrt_embed with a prompt, prompt [prompt_len] (UTF-8), prepended to every text, as sentence-transformers'
+ * encode(prompt=...) does: NULL is the model's default prompt (config_sentence_transformers.json's
+ * default_prompt_name; mlrt_embed uses it), "" none. With Pooling's include_prompt false, the prompt's
+ * tokens ([CLS] and the prompt's own, counted by tokenizing it alone) are left out of the pooling but CLS. */
+mlrt_status mlrt_embed_prompt(mlrt_model *model, const char *prompt, size_t prompt_len, const char *texts, const size_t *ends,
+                              size_t n, float *out, mlrt_error *err);
 
 #ifdef __cplusplus
 }

@@ -394,6 +394,39 @@ test('convert FOLDER: the .apr records the folder\'s pooling, Normalize, maximum
   want.free();
 });
 
+test('embed --prompt / --prompt-name and the folder\'s default prompt (config_sentence_transformers.json), in the three CLIs; convert keeps them', () => {
+  const st = { prompts: { query: 'query: ', passage: 'passage: ' }, default_prompt_name: 'query' };
+  const src = at('prompt-encoder');
+  const files = { ...encFiles, 'config_sentence_transformers.json': new TextEncoder().encode(JSON.stringify(st)) };
+  for (const [name, bytes] of Object.entries(files)) {
+    mkdirSync(join(src, name, '..'), { recursive: true });
+    writeFileSync(join(src, name), bytes);
+  }
+  const plain = rt.loadEncoder(encFiles), t = encTexts[0];
+  const want = (prefix) => plain.embed(prefix + t);
+  for (const [cli, run] of EMBED_CLIS) {
+    const f32 = (args) => {
+      const r = run(['embed', src, '--text', t, '--output', 'f32', ...args]);
+      assert.equal(r.code, 0, `${cli} ${args.join(' ')}: ${r.err}`);
+      return f32Of(r.out);
+    };
+    assert.deepEqual(f32([]), want('query: '), `${cli}: the default prompt`);
+    assert.deepEqual(f32(['--prompt', '']), want(''), `${cli}: --prompt ''`);
+    assert.deepEqual(f32(['--prompt', 'passage: ']), want('passage: '), `${cli}: --prompt`);
+    if (cli === 'node') assert.deepEqual(f32(['--prompt-name', 'passage']), want('passage: '), `${cli}: --prompt-name`);
+  }
+  const node = EMBED_CLIS[0][1];
+  const r = node(['embed', src, '--text', t, '--prompt-name', 'nope']);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /--prompt-name "nope" is not one of the model's prompts \(query, passage\)/);
+  assert.match(node(['inspect', src]).out.toString(), /prompts\s+query \(default\) "query: ", passage "passage: "/);
+  ok(['convert', src, 'prompt.apr']);
+  const alone = rt.loadEncoder({ 'model.apr': readFileSync(at('prompt.apr')), 'tokenizer.json': files['tokenizer.json'] });
+  assert.deepEqual([alone.info.prompts, alone.info.defaultPromptName], [st.prompts, 'query']);
+  assert.deepEqual(alone.embed(t), want('query: '), 'the .apr alone: the default prompt');
+  alone.free(), plain.free();
+});
+
 test('embed errors: usage exits 2, a bad folder or input exits 1, with the reason and no stack trace', () => {
   writeFileSync(at('bad-utf8.txt'), Buffer.from([0x61, 0x0a, 0x62, 0xff, 0x0a]));
   const broken = at('broken-encoder');

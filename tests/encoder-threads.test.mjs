@@ -91,6 +91,30 @@ test('embed on threads: a lowercasing model (do_lower_case) gives the one-thread
   enc.free(); ref.free();
 });
 
+test('embed on threads with a prompt: the default, a name, a text, and include_prompt false (on the calling thread)', { skip }, async () => {
+  const base = await makeFolder('tiny');
+  const json = (o) => new TextEncoder().encode(JSON.stringify(o));
+  const st = { 'config_sentence_transformers.json': json({ prompts: { query: 'query: ', p: 'passage: ' }, default_prompt_name: 'query' }) };
+  const files = { ...base, ...st };
+  const ref = one.loadEncoder(files), enc = two.loadEncoder(files);
+  for (const options of [{}, { promptName: 'p' }, { prompt: 'Represent this: ' }, { prompt: '' }]) {
+    const r = jobs(two, () => enc.embed(MIXED, options));
+    sameBits(r.result, ref.embed(MIXED, options), JSON.stringify(options));
+    assert.ok(r.rows >= 1, `${JSON.stringify(options)}: split between the threads`);
+    const bytes = MIXED.map((t) => new TextEncoder().encode(t));
+    sameBits(enc.embed(bytes, options), r.result, `${JSON.stringify(options)}: texts as bytes`);
+  }
+  enc.free(); ref.free();
+  const pool = JSON.parse(new TextDecoder().decode(base['1_Pooling/config.json']));
+  const masked = { ...files, '1_Pooling/config.json': json({ ...pool, include_prompt: false }) };
+  const ref2 = one.loadEncoder(masked), enc2 = two.loadEncoder(masked);
+  const r = jobs(two, () => enc2.embed(MIXED));
+  sameBits(r.result, ref2.embed(MIXED), 'include_prompt false');
+  assert.equal(r.rows, 0, 'a prompt the pooling leaves out runs on the calling thread');
+  sameBits(enc2.embed(MIXED, { prompt: '' }), ref2.embed(MIXED, { prompt: '' }), 'include_prompt false, no prompt');
+  enc2.free(); ref2.free();
+});
+
 test('embedTokens on threads: ragged arrays, flat Int32Array / BigInt64Array with masks and type ids give the one-thread bits', { skip }, async () => {
   const files = await makeFolder('tiny');
   const ref = one.loadEncoder(files);

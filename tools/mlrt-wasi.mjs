@@ -14,7 +14,7 @@ import { WASI } from 'node:wasi';
 const args = process.argv.slice(2);
 const preopens = { '/cwd': process.cwd() };
 const isText = (i) => args[0] === 'tokenize' && i === 2 && args[2] !== '--input'; // mlrt tokenize TOK TEXT
-const VALUES = new Set(['--text', '--output']); // options whose value is not a path
+const VALUES = new Set(['--text', '--output', '--prompt']); // options whose value is not a path
 const mapped = args.map((a, i) => {
   if (i === 0 || a.startsWith('-') || isText(i) || VALUES.has(args[i - 1])) return a;
   const abs = path.resolve(a);

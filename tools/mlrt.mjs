@@ -36,10 +36,13 @@ const USAGE = `usage:
                (TOKENIZER: a tokenizer.json, a vocab.txt or a model folder; prints {"ids":[...],"tokens":[...]}
                 per text, one line each; --input FILE: one text per line)
   mlrt embed MODEL --text TEXT | --input FILE|- [--output json|f32|npy] [--out OUTFILE]
+               [--prompt TEXT | --prompt-name NAME]
                (MODEL: a sentence encoder's folder (model.safetensors or model.apr, config.json,
                 tokenizer.json, sentence-transformers' modules.json, 1_Pooling/, ...), or its .apr or
                 .safetensors file with those files beside it; one embedding per text, --input: one per
-                line. json: an array of n arrays of dim numbers; f32: raw little-endian n x dim; npy: (n, dim))
+                line. json: an array of n arrays of dim numbers; f32: raw little-endian n x dim; npy: (n, dim).
+                --prompt / --prompt-name: a text, or one of the model's prompts, before every text; by default
+                the model's default prompt (config_sentence_transformers.json), --prompt '' for none)
   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
                (INDEX: a lemma index, e.g. build/wordnet/lemmas.q8.index; the encoder's folder is
                 --model DIR, by default INDEX's folder; the top k words (10) with their cosine)
@@ -64,7 +67,7 @@ const COMMANDS = {
   keygen: { args: [], options: { type: true, out: true } },
   predict: { args: ['FILE', 'INPUT'], options: { password: true, key: true, 'public-key': true, output: true, out: true } },
   tokenize: { args: ['TOKENIZER', 'TEXT'], minArgs: 1, options: { input: true, pair: true, 'max-length': true } },
-  embed: { args: ['MODEL'], options: { text: true, input: true, output: true, out: true } },
+  embed: { args: ['MODEL'], options: { text: true, input: true, output: true, out: true, prompt: true, 'prompt-name': true } },
   search: { args: ['INDEX', 'QUERY'], minArgs: 1, options: { input: true, model: true, k: true, json: false } },
 };
 
@@ -250,12 +253,13 @@ async function convertEncoder(rt, input, output, options) {
   // the folder as mlrt reads it (checked whole): its pooling, Normalize, maximum length and lowercasing go
   // into the .apr, which then embeds as the folder does without the sentence-transformers files beside it
   const enc = rt.loadEncoder({ ...(await encoderFiles(input, { bytes: true })), 'model.safetensors': files['model.safetensors'] });
-  const { pooling, normalize, maxLength, lowerCase } = enc.info;
+  const { pooling, normalize, maxLength, lowerCase, includePrompt, prompts, defaultPromptName } = enc.info;
   enc.free();
   let r;
   try {
     r = encoderToApr(files, { quantize, embeddings, name: options.name ?? input.replace(/\/+$/, '').split('/').pop(),
-      embedding: { pooling, normalize, max_seq_length: maxLength, do_lower_case: lowerCase } });
+      embedding: { pooling, normalize, max_seq_length: maxLength, do_lower_case: lowerCase, include_prompt: includePrompt, prompts,
+        default_prompt_name: defaultPromptName } });
   } catch (e) {
     throw new CliError(`convert: ${e.message}`);
   }
@@ -496,7 +500,7 @@ async function tokenize(rt, [path, text], options) {
 
 // The names rt.loadEncoder reads in a folder and in each module folder its modules.json names.
 const ENCODER_NAMES = ['model.safetensors', 'model.apr', 'config.json', 'tokenizer.json', 'vocab.txt', 'tokenizer_config.json',
-  'modules.json', 'sentence_bert_config.json'];
+  'modules.json', 'sentence_bert_config.json', 'config_sentence_transformers.json'];
 
 /** A file that rt.loadEncoder reads straight into wasm memory (a weights file is then never held twice). */
 function fileSource(path) {
@@ -565,7 +569,20 @@ async function embed(rt, [model], options) {
   if (options.out === '') throw new UsageError('--out needs a file name');
   const enc = rt.loadEncoder(await encoderFiles(model));
   const texts = options.text !== undefined ? [options.text] : byteLines(await readBytes(options.input, 'input'));
-  const v = enc.embed(texts), dim = enc.info.dim, n = texts.length;
+  if (options.prompt !== undefined && options['prompt-name'] !== undefined) throw new UsageError('embed: give --prompt or --prompt-name, not both');
+  const name = options['prompt-name'], known = Object.keys(enc.info.prompts);
+  if (name !== undefined && !known.includes(name)) {
+    enc.free();
+    throw new CliError(`embed: --prompt-name ${JSON.stringify(name)} is not one of the model's prompts${known.length ? ` (${known.join(', ')})` : ' (it has none)'}`);
+  }
+  let v;
+  try {
+    v = enc.embed(texts, { prompt: options.prompt, promptName: name });
+  } catch (e) {
+    enc.free();
+    throw e;
+  }
+  const dim = enc.info.dim, n = texts.length;
   let bytes;
   if (format === 'json') {
     const rows = Array.from({ length: n }, (_, i) => Array.from(v.subarray(i * dim, (i + 1) * dim), shortestF32));
@@ -604,6 +621,9 @@ function encoderText(r) {
   row('model', `sentence encoder: ${i.architecture}, ${i.layers} layers, hidden ${i.hiddenSize}, ${i.heads} heads, FFN ${i.ffn}, ${i.hiddenAct}`);
   row('embedding', `${i.dim} floats: ${i.pooling} pooling${i.normalize ? ', L2-normalized' : ''}`);
   row('length', `${i.maxLength} tokens per text (${i.maxPositions} positions)${i.lowerCase ? ', texts lowercased first' : ''}`);
+  const prompts = Object.entries(i.prompts ?? {});
+  row('prompts', prompts.length ? prompts.map(([k, v]) => `${k}${k === i.defaultPromptName ? ' (default)' : ''} ${JSON.stringify(v)}`).join(', ') +
+    (i.includePrompt ? '' : '; left out of the pooling') : 'none');
   row('vocabulary', `${n(i.vocabSize)} ids, ${i.typeVocabSize} token types`);
   row('tokenizer', t ? `${t.source}: WordPiece, ${n(t.vocabSize)} pieces${t.normalizer?.lowercase ? ', lowercase' : ''}` : 'none (embed needs tokenizer.json or vocab.txt)');
   row('weights', `${i.dtype}, ${n(i.params)} parameters, ${n(i.weightBytes)} bytes in memory`);

@@ -481,8 +481,8 @@ export interface Tokenizer {
 /** A model folder's files by their names in the repository (Hugging Face / sentence-transformers):
  * 'model.safetensors' (F32, F16, BF16) or 'model.apr' (aprender .apr v2), 'config.json',
  * 'tokenizer.json' or 'vocab.txt' (+ 'tokenizer_config.json'), and when present 'modules.json',
- * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length). Other
- * names are ignored. Names are paths inside the model's folder ('./config.json' is 'config.json'). */
+ * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length),
+ * 'config_sentence_transformers.json' (prompts). Other names are ignored. Names are paths inside the model's folder ('./config.json' is 'config.json'). */
 export type EncoderFiles =
   | { readonly [name: string]: Uint8Array | ArrayBuffer | EncoderFileSource }
   | ReadonlyMap<string, Uint8Array | ArrayBuffer | EncoderFileSource>;
@@ -528,6 +528,13 @@ export interface EncoderInfo {
   /** The side embed cuts a long text on: tokenizer_config.json's truncation_side ('right' unless it
    * says 'left'; as in transformers, tokenizer.json's truncation direction does not decide). */
   readonly truncationSide: 'right' | 'left';
+  /** config_sentence_transformers.json's named prompts (texts embed can put before every text); {} without. */
+  readonly prompts: Readonly<Record<string, string>>;
+  /** The prompt embed uses when given none (config_sentence_transformers.json's default_prompt_name), or null. */
+  readonly defaultPromptName: string | null;
+  /** 1_Pooling/config.json's include_prompt (default true). false: a prompt's tokens ([CLS] and the
+   * prompt's, counted by tokenizing it alone) are left out of the pooling (CLS pooling excepted). */
+  readonly includePrompt: boolean;
   /** 'bert.' when the tensors are named so, else ''. */
   readonly tensorPrefix: string;
   /** Tensors of the file the forward pass does not use (pooler.*, embeddings.position_ids, cls.*). */
@@ -557,6 +564,16 @@ export interface TokenInput {
   readonly dims?: readonly [number, number];
 }
 
+/** Options of Encoder#embed. */
+export interface EmbedOptions {
+  /** Texts per call into the module (default 32); results do not depend on it. */
+  readonly batchSize?: number;
+  /** A text put before every text ('' for none). */
+  readonly prompt?: string;
+  /** One of info.prompts, put before every text. */
+  readonly promptName?: string;
+}
+
 /** A BERT-family sentence encoder: one embedding per text, each text giving the same bits alone as in
  * any batch. */
 export interface Encoder {
@@ -575,8 +592,11 @@ export interface Encoder {
    * On a runtime with threads (createRuntime({ threads })), each call's texts are tokenized on the calling
    * thread and split in blocks of whole texts between it and the workers (balanced by tokens), with the
    * bits and refusals of one thread; a single text runs on the calling thread, as do a lowercasing
-   * model's (info.lowerCase) non-ASCII texts. */
-  embed(texts: TokenizerText | readonly TokenizerText[], options?: { batchSize?: number }): Float32Array;
+   * model's (info.lowerCase) non-ASCII texts, and texts whose prompt the pooling leaves out.
+   * A prompt is put before every text, as sentence-transformers' encode(prompt=, prompt_name=) does:
+   * options.prompt (a text) or options.promptName (a key of info.prompts; not both: INVALID_ARGUMENT),
+   * else the model's default prompt (info.defaultPromptName); prompt: '' for none. */
+  embed(texts: TokenizerText | readonly TokenizerText[], options?: EmbedOptions): Float32Array;
   /** Token ids -> Float32Array(rows * info.dim). INVALID_ARGUMENT for an id outside the vocabulary, a
    * row wider than info.maxPositions, a row without tokens, left padding with CLS pooling. With threads,
    * rows are split between the threads as in embed. */

@@ -1212,11 +1212,14 @@ class Encoder {
    * A text (string or UTF-8 bytes) or an array of them -> Float32Array(n * info.dim), row after row:
    * tokenized by the model's tokenizer (truncated to info.maxLength), pooled, normalized when the model
    * says so. options.batchSize (default 32): texts per call into the module (memory, not results).
+   * options.prompt (a text) or options.promptName (one of info.prompts) is prepended to every text, as
+   * sentence-transformers' encode does; without either, the model's default (info.defaultPromptName).
    */
   embed(texts, options = {}) {
     this.#live('embed');
     const { batchSize = 32 } = options ?? {};
     checkBatchSize(batchSize, 'embed');
+    const prompt = this.#promptOf(options ?? {});
     const one = typeof texts === 'string' || texts instanceof Uint8Array || texts instanceof ArrayBuffer;
     if (!one && !Array.isArray(texts)) throw new MlrtError('INVALID_ARGUMENT', 'embed: expected a text (string or UTF-8 bytes) or an array of texts');
     const all = one ? [texts] : texts, list = new Array(all.length);
@@ -1228,17 +1231,37 @@ class Encoder {
     const out = new Float32Array(n * dim);
     for (let i = 0; i < n; i += batchSize) {
       const part = list.slice(i, i + batchSize), k = part.length;
-      if (w.threads && k > 1 && this.#embedOnThreads(part, out.subarray(i * dim, (i + k) * dim))) continue;
-      const bound = part.reduce((a, t) => a + utf8Bound(t), 0);
+      if (w.threads && k > 1 && this.#embedOnThreads(part, prompt, out.subarray(i * dim, (i + k) * dim))) continue;
+      const bound = part.reduce((a, t) => a + utf8Bound(t), utf8Bound(prompt));
       w.withScratch(k * dim * 4 + k * 4 + bound + 1, (outPtr) => {
-        const ends = outPtr + k * dim * 4, textAt = ends + k * 4;
+        const ends = outPtr + k * dim * 4, promptAt = ends + k * 4, promptLen = p.put(prompt, promptAt), textAt = promptAt + promptLen;
         let at = textAt;
         part.forEach((t, j) => { at += p.put(t, at); w.view().setUint32(ends + 4 * j, at - textAt, true); });
-        w.check(w.x.mlrt_embed(this.#m.ptr, textAt, ends, k, outPtr, w.error));
+        w.check(w.x.mlrt_embed_prompt(this.#m.ptr, promptAt, promptLen, textAt, ends, k, outPtr, w.error));
         out.set(w.array(Float32Array, outPtr, k * dim), i * dim);
       });
     }
     return out;
+  }
+
+  // The text embed prepends: options.prompt, or the prompt options.promptName names, or the default ('': none).
+  #promptOf({ prompt, promptName }) {
+    const prompts = this.info.prompts ?? {};
+    if (prompt !== undefined && promptName !== undefined) {
+      throw new MlrtError('INVALID_ARGUMENT', 'embed: give options.prompt or options.promptName, not both');
+    }
+    if (prompt !== undefined) {
+      if (typeof prompt !== 'string') throw new MlrtError('INVALID_ARGUMENT', `embed: options.prompt must be a string, got ${typeof prompt}`);
+      return textArg(prompt, 'embed: options.prompt');
+    }
+    const name = promptName ?? this.info.defaultPromptName;
+    if (name === null || name === undefined) return '';
+    if (typeof name !== 'string' || !Object.hasOwn(prompts, name)) {
+      const known = Object.keys(prompts);
+      throw new MlrtError('INVALID_ARGUMENT', `embed: options.promptName ${JSON.stringify(String(name))} is not one of the model's prompts` +
+        (known.length ? ` (${known.map((n) => JSON.stringify(n)).join(', ')})` : ' (it has none)'));
+    }
+    return prompts[name];
   }
 
   /**
@@ -1300,12 +1323,23 @@ class Encoder {
   // one on the model, each worker on a fork of it: the same weights, scratch of its own), and a text
   // gives the bits it gives alone. False (nothing done) when the part is better run by mlrt_embed on
   // this thread: a lowercasing model given non-ASCII text (mlrt_embed's Unicode lowercasing is not
-  // redone here), or any refusal, which mlrt_embed then reports as it does on one thread.
+  // redone here), a prompt the pooling leaves out, or any refusal, which mlrt_embed then reports as it
+  // does on one thread.
 
-  #embedOnThreads(texts, out) {
+  #embedOnThreads(texts, prompt, out) {
     const w = this.#wasm, info = this.info, k = texts.length;
     // tokenized below with the file's truncation direction: when the model cuts on the other side, not here
     if ((this.tokenizer.info.truncation?.direction ?? 'right') !== info.truncationSide) return false;
+    if (prompt && info.includePrompt === false) return false;
+    if (prompt) { // prepended, as mlrt_embed_prompt does
+      const pb = encoder.encode(prompt);
+      texts = texts.map((t) => {
+        if (typeof t === 'string') return prompt + t;
+        const b = new Uint8Array(pb.length + t.length);
+        b.set(pb), b.set(t, pb.length);
+        return b;
+      });
+    }
     if (info.lowerCase) {
       if (!texts.every(isAscii)) return false;
       texts = texts.map((t) => (typeof t === 'string' ? t.toLowerCase() : t.map((c) => (c >= 0x41 && c <= 0x5a ? c + 32 : c))));

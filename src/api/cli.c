@@ -7,12 +7,13 @@
  *                              classifier's stored class label, KMeans' nearest centroid)
  *   mlrt tokenize TOK TEXT     TOK: a tokenizer.json, a vocab.txt or a model folder; prints
  *   mlrt tokenize TOK --input FILE     {"ids":[...],"tokens":[...]} per text (FILE: one per line)
- *   mlrt embed MODEL --text TEXT | --input FILE [--output json|f32|npy] [--out FILE]
+ *   mlrt embed MODEL --text TEXT | --input FILE [--output json|f32|npy] [--out FILE] [--prompt TEXT]
  *                              MODEL: a sentence encoder's folder (model.safetensors or model.apr,
  *                              config.json, tokenizer.json, sentence-transformers' files), or its
  *                              .apr / .safetensors file with those files beside it; one embedding
  *                              per text (FILE: one per line): a JSON array of arrays, raw
- *                              little-endian f32 (n x dim), or a NumPy .npy of shape (n, dim)
+ *                              little-endian f32 (n x dim), or a NumPy .npy of shape (n, dim);
+ *                              --prompt: before every text (default: the model's default prompt)
  *   mlrt inspect DIR           an encoder folder: its info as JSON
  * Exit status: 0 ok, 1 the model or input was refused (message on stderr), 2 usage. */
 #include "../codecs/codecs.h"
@@ -249,7 +250,8 @@ typedef struct folder {
 
 /* The names mlrt_load_files reads in a folder and in each module folder modules.json names. */
 static const char *const KNOWN[] = {"model.safetensors", "model.apr", "config.json", "tokenizer.json", "vocab.txt",
-                                    "tokenizer_config.json", "modules.json", "sentence_bert_config.json"};
+                                    "tokenizer_config.json", "modules.json", "sentence_bert_config.json",
+                                    "config_sentence_transformers.json"};
 enum { WEIGHT_NAMES = 2 }; /* the first two of KNOWN */
 
 static bool is_dir(const char *path) {
@@ -405,10 +407,11 @@ static char *embed_texts(const char *text, const char *input, size_t **ends, siz
 }
 
 static int cmd_embed(int argc, char **argv) {
-    const char *model = NULL, *text = NULL, *input = NULL, *format = "json", *out = NULL;
+    const char *model = NULL, *text = NULL, *input = NULL, *format = "json", *out = NULL, *prompt = NULL;
     for (int i = 2; i < argc; i++) {
         const char **opt = !strcmp(argv[i], "--text") ? &text : !strcmp(argv[i], "--input") ? &input
-                         : !strcmp(argv[i], "--output") ? &format : !strcmp(argv[i], "--out") ? &out : NULL;
+                         : !strcmp(argv[i], "--output") ? &format : !strcmp(argv[i], "--out") ? &out
+                         : !strcmp(argv[i], "--prompt") ? &prompt : NULL;
         if (opt && i + 1 < argc && (opt == &format || !*opt)) *opt = argv[++i];
         else if (!opt && argv[i][0] != '-' && !model) model = argv[i];
         else return fprintf(stderr, "mlrt: embed: unexpected argument '%s'\n", argv[i]), 2;
@@ -425,7 +428,7 @@ static int cmd_embed(int argc, char **argv) {
     int rc = 1;
     if (!dim) fprintf(stderr, "mlrt: embed: %s holds a %s, not a sentence encoder\n", model, mlrt_kind_name(mlrt_model_kind(m)));
     else if (!v) { if (texts) fprintf(stderr, "mlrt: out of memory\n"); } /* (else read_file said why) */
-    else if (mlrt_embed(m, texts, ends, n, v, &e)) fail(&e);
+    else if (mlrt_embed_prompt(m, prompt, prompt ? strlen(prompt) : 0, texts, ends, n, v, &e)) fail(&e);
     else {
         FILE *o = out ? fopen(out, "wb") : stdout;
         if (!o) perror(out);

@@ -10,7 +10,8 @@
  *                                sentence_bert_config.json)
  *   sentence_bert_config.json    max_seq_length (else min(max_position_embeddings, tokenizer_config.json's
  *                                model_max_length)), do_lower_case
- *   <pooling>/config.json        pooling_mode_* flags, word_embedding_dimension
+ *   <pooling>/config.json        pooling_mode_* flags, word_embedding_dimension, include_prompt
+ *   config_sentence_transformers.json   prompts {name: text}, default_prompt_name (mlrt_embed prepends it)
  * Missing config fields take BertConfig's defaults, as transformers does; every present field must
  * have its type, and the tensors must have the shapes the config gives. Tensors the forward pass
  * does not use (pooler.*, embeddings.position_ids, cls.*) are listed in info, not refused. */
@@ -103,7 +104,10 @@ typedef struct config {
      * "mlrt_embedding"), used when none of those files is given */
     bool st_set;
     uint32_t st_pooling, st_max_length; /* MLRT__EPOOL_* bits; 0: not recorded */
-    bool st_normalize, st_lower_case;
+    bool st_normalize, st_lower_case, st_include_prompt;
+    mlrt__buf st_prompts;           /* info's "prompts" and "defaultPromptName" members, or empty: not recorded */
+    char *st_prompt;                /* the default prompt's text, or NULL */
+    uint32_t st_prompt_len;
 } config;
 
 /* The sizes in config.json (BertConfig's names) or .apr metadata (apr import's, the aliases too); check:
@@ -166,15 +170,54 @@ static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) 
 
 static const char *const POOL_MODES[6] = {"cls", "max", "mean", "mean_sqrt_len", "weightedmean", "lasttoken"}; /* bit i */
 
-/* "mlrt_embedding": {"pooling": "cls+mean" (info's names), "normalize": b, "max_seq_length": n?, "do_lower_case": b?}. */
+/* "prompts" ({name: text}, or null) and "default_prompt_name" (null, or one of them) of
+ * config_sentence_transformers.json or an .apr's record: info's members into facts, the default prompt's
+ * text into *text (NULL: none; sentence-transformers prepends it to every text). The file's other keys
+ * (__version__, similarity_fn_name, ...) do not change an embedding. */
+static mlrt_status read_prompts(const mlrt__json *o, const char *file, mlrt__buf *facts, char **text, uint32_t *len, mlrt_error *err) {
+    const mlrt__json *ps = mlrt__json_get(o, "prompts"), *name = mlrt__json_get(o, "default_prompt_name"), *def = NULL;
+    if (ps && ps->type != MLRT__JSON_OBJECT && ps->type != MLRT__JSON_NULL)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "prompts: expected an object of texts by name, got %s", mlrt__json_type_name(ps->type));
+    if (name && name->type != MLRT__JSON_STRING && name->type != MLRT__JSON_NULL)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "default_prompt_name: expected a string or null, got %s", mlrt__json_type_name(name->type));
+    mlrt__buf_puts(facts, ",\"prompts\":{");
+    for (const mlrt__json *k = ps ? ps->child : NULL; k; k = k->next) {
+        if (k->type != MLRT__JSON_STRING)
+            return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "prompts.%s: expected a string, got %s", k->key, mlrt__json_type_name(k->type));
+        if (k->len > MLRT__ENC_MAX_PROMPT)
+            return mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, file, "prompts.%s: %zu bytes, more than the limit %u", k->key, k->len, MLRT__ENC_MAX_PROMPT);
+        mlrt__buf_puts(facts, k == ps->child ? "" : ",");
+        mlrt__buf_json_string(facts, k->key, k->key_len);
+        mlrt__buf_puts(facts, ":");
+        mlrt__buf_json_string(facts, k->str, k->len);
+        if (name && name->type == MLRT__JSON_STRING && k->key_len == name->len && !memcmp(k->key, name->str, name->len)) def = k;
+    }
+    mlrt__buf_puts(facts, "},\"defaultPromptName\":");
+    if (name && name->type == MLRT__JSON_STRING && !def)
+        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "default_prompt_name '%s' is not one of the prompts", name->str);
+    if (def) mlrt__buf_json_string(facts, name->str, name->len);
+    else mlrt__buf_puts(facts, "null");
+    if (def && def->len) { /* (an empty prompt prepends nothing) */
+        if (!(*text = malloc(def->len + 1))) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file);
+        memcpy(*text, def->str, def->len + 1), *len = (uint32_t)def->len;
+    }
+    return facts->oom ? mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file) : MLRT_OK;
+}
+
+/* "mlrt_embedding": {"pooling": "cls+mean" (info's names), "normalize": b, "max_seq_length": n?, "do_lower_case": b?,
+ * "include_prompt": b?, "prompts": {...}?, "default_prompt_name": s?}. */
 static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *err) {
     const char *file = "apr: metadata mlrt_embedding", *pool = NULL;
     if (o->type != MLRT__JSON_OBJECT)
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: expected an object, got %s", file, mlrt__json_type_name(o->type));
     const mlrt__json *v = mlrt__json_get(o, "normalize");
-    for (const mlrt__json *k = o->child; k; k = k->next)
-        if (strcmp(k->key, "pooling") && strcmp(k->key, "normalize") && strcmp(k->key, "max_seq_length") && strcmp(k->key, "do_lower_case"))
-            return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: unknown key '%s'", file, k->key);
+    static const char *const keys[] = {"pooling", "normalize", "max_seq_length", "do_lower_case", "include_prompt", "prompts",
+                                       "default_prompt_name", NULL};
+    for (const mlrt__json *k = o->child; k; k = k->next) {
+        int i = 0;
+        while (keys[i] && strcmp(k->key, keys[i])) i++;
+        if (!keys[i]) return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: unknown key '%s'", file, k->key);
+    }
     mlrt_status st = get_str(o, file, "pooling", false, &pool, err);
     if (!st && (!pool || !v)) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: '%s' is missing", file, pool ? "normalize" : "pooling");
     for (const char *p = pool; !st && p && *p;) { /* mode names joined by '+' */
@@ -192,6 +235,10 @@ static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *e
     if (!st) st = get_bool(o, file, "normalize", &cf->st_normalize, err);
     if (!st) st = get_uint(o, file, "max_seq_length", 1, MLRT__ENC_MAX_POSITIONS, &cf->st_max_length, err);
     if (!st) st = get_bool(o, file, "do_lower_case", &cf->st_lower_case, err);
+    cf->st_include_prompt = true;
+    if (!st) st = get_bool(o, file, "include_prompt", &cf->st_include_prompt, err);
+    if (!st && (mlrt__json_get(o, "prompts") || mlrt__json_get(o, "default_prompt_name")))
+        st = read_prompts(o, file, &cf->st_prompts, &cf->st_prompt, &cf->st_prompt_len, err);
     cf->st_set = !st;
     return st;
 }
@@ -276,7 +323,7 @@ static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, bool *norma
 }
 
 /* 1_Pooling/config.json: the pooling modes (keys sentence-transformers' Pooling takes; no others). */
-static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *modes, mlrt_error *err) {
+static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *modes, bool *include, mlrt_error *err) {
     static const char *const flags[6] = {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
                                          "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
                                          "pooling_mode_lasttoken"};
@@ -285,7 +332,7 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
     if (st) return st;
     const char *file = f->name;
     uint32_t dim = hidden;
-    bool include = true;
+    *include = true;
     *modes = MLRT__EPOOL_MEAN; /* the constructor's defaults */
     for (const mlrt__json *k = doc.root->child; k && !st; k = k->next) {
         int i = 0;
@@ -294,7 +341,7 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
         if (i < 6) {
             if (!(st = get_bool(doc.root, file, flags[i], &on, err))) *modes = on ? *modes | 1u << i : *modes & ~(1u << i);
         } else if (!strcmp(k->key, "word_embedding_dimension")) st = get_uint(doc.root, file, k->key, 1, MLRT__MAX_DIM, &dim, err);
-        else if (!strcmp(k->key, "include_prompt")) st = get_bool(doc.root, file, k->key, &include, err);
+        else if (!strcmp(k->key, "include_prompt")) st = get_bool(doc.root, file, k->key, include, err);
         else st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
     }
     if (!st && dim != hidden)
@@ -522,16 +569,32 @@ static mlrt_status read_pooling_files(ctx *c, const char *pool_dir, bool modules
     if (pool_dir && !f)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "load_files: modules.json names a Pooling module in '%s' but no "
                           "%sconfig.json was given", pool_dir, pool_dir);
-    d->pooling = MLRT__EPOOL_MEAN;
+    d->pooling = MLRT__EPOOL_MEAN, d->include_prompt = true;
     if (!modules && !f && cf->st_set) {
-        d->pooling = cf->st_pooling, d->normalize = cf->st_normalize;
+        d->pooling = cf->st_pooling, d->normalize = cf->st_normalize, d->include_prompt = cf->st_include_prompt;
         return MLRT_OK;
     }
     if (!modules) d->normalize = c->ts->format == MLRT_FORMAT_APR; /* `apr embed` normalizes; sentence-transformers does not */
-    return f ? read_pooling(f, d->hidden, &d->pooling, err) : MLRT_OK;
+    return f ? read_pooling(f, d->hidden, &d->pooling, &d->include_prompt, err) : MLRT_OK;
 }
 
-static void facts(const ctx *c, const config *cf, mlrt__enc_desc *d) {
+/* config_sentence_transformers.json's prompts into facts and d; without the file, what an .apr records. */
+static mlrt_status read_prompt_file(const ctx *c, config *cf, mlrt__buf *facts, mlrt__enc_desc *d, mlrt_error *err) {
+    const mlrt_file *f = find_file(c, "", "config_sentence_transformers.json");
+    if (!f) {
+        mlrt__buf_puts(facts, cf->st_prompts.len ? cf->st_prompts.data : ",\"prompts\":{},\"defaultPromptName\":null");
+        d->prompt = cf->st_prompt, d->prompt_len = cf->st_prompt_len, cf->st_prompt = NULL;
+        return MLRT_OK;
+    }
+    mlrt__json_doc doc;
+    mlrt_status st = parse_object(f, &doc, err);
+    if (st) return st;
+    st = read_prompts(doc.root, f->name, facts, &d->prompt, &d->prompt_len, err);
+    mlrt__json_free(&doc);
+    return st;
+}
+
+static void facts(const ctx *c, const config *cf, const mlrt__buf *prompts, mlrt__enc_desc *d) {
     const char *const *modes = POOL_MODES;
     uint32_t k = 0;
     for (int i = 0; i < 6; i++) k += d->pooling >> i & 1;
@@ -548,6 +611,8 @@ static void facts(const ctx *c, const config *cf, mlrt__enc_desc *d) {
         if (d->pooling >> i & 1) mlrt__buf_printf(&b, "%s%s", first ? "" : "+", modes[i]), first = 0;
     mlrt__buf_printf(&b, "\",\"normalize\":%s,\"lowerCase\":%s,\"truncationSide\":\"%s\"", d->normalize ? "true" : "false",
                      d->lower_case ? "true" : "false", d->cut_left ? "left" : "right");
+    mlrt__buf_puts(&b, prompts->data ? prompts->data : "");
+    mlrt__buf_printf(&b, ",\"includePrompt\":%s", d->include_prompt ? "true" : "false");
     mlrt__buf_printf(&b, ",\"tensorPrefix\":\"%s\",\"unusedTensors\":[", c->prefix);
     for (size_t i = 0, first = 1; i < c->ts->count; i++)
         if (!c->used[i]) {
@@ -582,8 +647,11 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     if (!st) d->dtype = d->layer[0].w[0].w_dtype;
     if (!st) st = read_pooling_files(&c, pool_dir, mod != NULL, &cf, d, err);
     if (!st) st = read_lengths(&c, &cf, d, err);
-    if (!st && (facts(&c, &cf, d), !d->facts_json)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
-    free(pool_dir), free(c.used);
+    mlrt__buf prompts = {0};
+    if (!st) st = read_prompt_file(&c, &cf, &prompts, d, err);
+    if (!st && (facts(&c, &cf, &prompts, d), !d->facts_json || prompts.oom))
+        st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
+    free(pool_dir), free(c.used), free(prompts.data), free(cf.st_prompts.data), free(cf.st_prompt);
     if (st) mlrt__enc_desc_free(d);
     return st;
 }

@@ -132,6 +132,7 @@ void mlrt__desc_free(mlrt__desc *d);
 
 #define MLRT__ENC_MAX_LAYERS 256
 #define MLRT__ENC_MAX_POSITIONS 65536         /* max_position_embeddings */
+#define MLRT__ENC_MAX_PROMPT (1u << 20)        /* bytes of a prompt in the files */
 
 /* sentence-transformers' pooling modes; several are concatenated in this order. */
 enum {
@@ -155,7 +156,7 @@ typedef struct mlrt__enc_layer {
 } mlrt__enc_layer;
 
 /* A BERT encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
- * the weights file), pooling. Owns layer and facts_json; borrows ts. */
+ * the weights file), pooling. Owns layer, prompt and facts_json; borrows ts. */
 typedef struct mlrt__enc_desc {
     mlrt_format format;
     const mlrt__tensorset *ts;      /* the weights file's metadata, for info */
@@ -168,6 +169,11 @@ typedef struct mlrt__enc_desc {
     bool lower_case;                /* sentence-transformers' do_lower_case: texts lowercased before tokenizing */
     bool cut_left;                  /* tokenizer_config.json's truncation_side "left" (transformers: it, not
                                      * tokenizer.json's direction, decides; default right) */
+    char *prompt;                   /* [prompt_len + 1] the default prompt's text, prepended to every text
+                                     * (config_sentence_transformers.json's default_prompt_name), or NULL */
+    uint32_t prompt_len;
+    bool include_prompt;            /* Pooling's include_prompt (default true): false leaves the prompt's
+                                     * tokens ([CLS] and the prompt's own) out of the pooling but CLS */
     mlrt__enc_src word, pos, type, ln_w, ln_b; /* [vocab][hidden], [positions][hidden], [types][hidden], [hidden] */
     mlrt__enc_layer *layer;         /* [layers] */
     char *facts_json;               /* the members of info the files give ("architecture":...,"unusedTensors":[...]) */

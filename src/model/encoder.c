@@ -37,6 +37,9 @@ typedef struct encoder {
     uint32_t hidden, layers, heads, ffn, vocab, positions, types, dim, max_length, pooling;
     float eps;
     bool normalize, lower_case, cut_left, borrowed;
+    bool skip_prompt;               /* Pooling's include_prompt false: a prompt's tokens are not pooled (but by CLS) */
+    char *prompt;                   /* [prompt_len + 1] the default prompt (mlrt_embed prepends it), or NULL */
+    uint32_t prompt_len;
     bool word_in_file;              /* word.bytes lies in one of blocks */
     table word;
     float *pos, *type, *ln;         /* [positions][hidden], [types][hidden], [2][hidden] */
@@ -55,6 +58,7 @@ typedef struct encoder {
     int16_t *xq;                    /* quantized layers' row scratch [MLRT__QX(in_q)] */
     int32_t *xsum;
     uint32_t *xnz;
+    mlrt__vec prompted;             /* mlrt_embed: the texts after their prompt */
     mlrt__vec lower;                /* mlrt_embed: lowercased texts */
     mlrt__vec lower_ends;           /* size_t */
 } encoder;
@@ -67,6 +71,7 @@ typedef struct batch {
     const uint8_t *mask;            /* or NULL: all ones */
     const int64_t *tt64;
     const int32_t *tt32;            /* or both NULL: zeros */
+    uint32_t skip;                  /* positions 0..skip-1 left out of the pooling but CLS (a prompt's tokens) */
 } batch;
 
 static int64_t at_i(const int64_t *a64, const int32_t *a32, size_t i) { return a64 ? a64[i] : a32 ? a32[i] : 0; }
@@ -118,8 +123,21 @@ static void run_layer(encoder *e, const layer *L, size_t n, size_t nt, size_t d,
     norm(e, L->ln + 2 * H, e->q, hs, hs, rows);
 }
 
-/* The chunk's n tokens of nt texts (e->ids, tt, tok_pos, starts) -> out [nt][dim]. */
-static void forward(encoder *e, size_t n, size_t nt, float *out) {
+/* One text's pooling in mode m of its n tokens h [n][H] (positions pos [n]; the first `skip` positions
+ * masked out, but for CLS) into o [H], as sentence-transformers pools; with every token masked, max
+ * gives -1e9 (its fill), last the first token, the means 0 (0 over at least 1e-9). */
+static void pool(const encoder *e, const float *h, size_t n, const uint32_t *pos, uint32_t skip, int m, float *o) {
+    const size_t H = e->hidden;
+    size_t k = 0;
+    while (m != MLRT__TPOOL_CLS && k < n && pos[k] < skip) k++;
+    if (k < n) mlrt__pool_tokens(h + k * H, H, n - k, H, pos + k, (mlrt__tpool)m, o);
+    else if (m == MLRT__TPOOL_LAST) memcpy(o, h, H * sizeof *o);
+    else for (size_t i = 0; i < H; i++) o[i] = m == MLRT__TPOOL_MAX ? -1e9f : 0.0f;
+}
+
+/* The chunk's n tokens of nt texts (e->ids, tt, tok_pos, starts) -> out [nt][dim]; the first skip
+ * positions of each are not pooled (but by CLS). */
+static void forward(encoder *e, size_t n, size_t nt, uint32_t skip, float *out) {
     const size_t H = e->hidden, d = H / e->heads;
     const float scale = 1.0f / sqrtf((float)d);
     for (size_t t = 0; t < n; t++) { /* (word + type) + position, as BertEmbeddings adds them */
@@ -130,7 +148,9 @@ static void forward(encoder *e, size_t n, size_t nt, float *out) {
     }
     norm(e, e->ln, e->h, NULL, e->h, n);
     /* one token per text pooled: 1 the first, 2 the last */
-    const int pick = !e->layers ? 0 : e->pooling == MLRT__EPOOL_CLS ? 1 : e->pooling == MLRT__EPOOL_LAST ? 2 : 0;
+    int pick = !e->layers ? 0 : e->pooling == MLRT__EPOOL_CLS ? 1 : e->pooling == MLRT__EPOOL_LAST ? 2 : 0;
+    for (size_t s = 0; pick == 2 && s < nt; s++) /* (a text the prompt masks whole pools its first token) */
+        if (e->tok_pos[e->starts[s + 1] - 1] < skip) pick = 0;
     for (uint32_t l = 0; l < e->layers; l++) run_layer(e, &e->layer[l], n, nt, d, scale, l + 1 == e->layers ? pick : 0);
     for (size_t s = 0; s < nt; s++, out += e->dim) {
         float *o = out;
@@ -138,7 +158,7 @@ static void forward(encoder *e, size_t n, size_t nt, float *out) {
         if (pick) memcpy(o, e->c + s * H, H * sizeof *o); /* (the token run_layer kept: what CLS or LAST pools) */
         else
             for (int m = 0; m < 6; m++)
-                if (e->pooling >> m & 1) mlrt__pool_tokens(e->h + a * H, H, e->starts[s + 1] - a, H, e->tok_pos + a, (mlrt__tpool)m, o), o += H;
+                if (e->pooling >> m & 1) pool(e, e->h + a * H, e->starts[s + 1] - a, e->tok_pos + a, skip, m, o), o += H;
         if (e->normalize) mlrt__l2_normalize(out, e->dim);
     }
 }
@@ -208,14 +228,14 @@ static mlrt_status run_batch(mlrt_model *m, const batch *b, float *out, mlrt_err
             }
         }
         e->starts[nt] = (uint32_t)n;
-        forward(e, n, nt, out + r0 * e->dim);
+        forward(e, n, nt, b->skip, out + r0 * e->dim);
     }
     return mlrt__check_outputs(out, b->rows, e->dim, 0, e->dim, err);
 }
 
 static mlrt_status enc_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err) {
     const encoder *e = m->impl;
-    batch b = {(size_t)in[0].dims[0], (size_t)in[0].dims[1], in[0].data, NULL, in[1].data, in[2].data, NULL};
+    batch b = {(size_t)in[0].dims[0], (size_t)in[0].dims[1], in[0].data, NULL, in[1].data, in[2].data, NULL, 0};
     int64_t dims[2] = {(int64_t)b.rows, e->dim};
     float *y = mlrt__output(m, 0, 2, dims, err);
     return y ? run_batch(m, &b, y, err) : err->code;
@@ -271,33 +291,69 @@ static mlrt_status lowercase(encoder *e, const char *texts, const size_t *ends, 
     return MLRT_OK;
 }
 
-mlrt_status mlrt_embed(mlrt_model *m, const char *texts, const size_t *ends, size_t n, float *out, mlrt_error *err) {
+/* Each of the k texts s (ends rel) after the prompt p [pl], into e->prompted; rel: their new ends. */
+static mlrt_status prefix(encoder *e, const char *p, size_t pl, const char *s, size_t *rel, size_t k, mlrt_error *err) {
+    const size_t total = k ? rel[k - 1] : 0;
+    e->prompted.len = 0;
+    if (total > SIZE_MAX / 2 || pl > (SIZE_MAX / 2 - total) / (k + 1) || !mlrt__vec_reserve(&e->prompted, total + k * pl + 1, 1))
+        return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "embed: out of memory for the prompted texts");
+    char *o = e->prompted.p;
+    for (size_t j = 0, from = 0, at = 0; j < k; j++) {
+        memcpy(o + at, p, pl), at += pl;
+        memcpy(o + at, s + from, rel[j] - from), at += rel[j] - from;
+        from = rel[j], rel[j] = at;
+    }
+    return MLRT_OK;
+}
+
+/* The positions a prompt covers, as sentence-transformers counts them to leave out of the pooling: the
+ * prompt tokenized alone (lowercased as the texts are), less its last token ([SEP]). */
+static mlrt_status prompt_tokens(encoder *e, const char *p, size_t pl, const mlrt_encode_options *opt, uint32_t *skip, mlrt_error *err) {
+    size_t end = pl;
+    mlrt_status st = MLRT_OK;
+    if (e->lower_case && !(st = lowercase(e, p, &end, 1, err))) p = e->lower.p, end = *(const size_t *)e->lower_ends.p;
+    mlrt_batch_encoding be;
+    if (!st) st = mlrt__tokenizer_encode_batch_cut(e->tok, p, &end, 1, opt, e->cut_left, &be, err);
+    if (!st) *skip = be.width ? (uint32_t)be.width - 1 : 0;
+    return st;
+}
+
+mlrt_status mlrt_embed_prompt(mlrt_model *m, const char *prompt, size_t prompt_len, const char *texts, const size_t *ends, size_t n,
+                              float *out, mlrt_error *err) {
     if (!m || m->kind != MLRT_KIND_ENCODER)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: %s", m ? "the model is not an encoder" : "no model");
     encoder *e = m->impl;
     if (!e->tok)
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: the encoder was loaded without tokenizer.json or vocab.txt: "
                           "give token ids to mlrt_run");
-    if (n && (!ends || !out || (!texts && ends[n - 1])))
+    if ((n && (!ends || !out || (!texts && ends[n - 1]))) || (prompt_len && !prompt))
         return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: a NULL argument");
     for (size_t i = 0; i < n; i++)
         if (i && ends[i] < ends[i - 1])
             return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "embed: ends[%zu] = %zu is before ends[%zu] = %zu", i, ends[i], i - 1, ends[i - 1]);
+    const char *p = prompt ? prompt : e->prompt;
+    const size_t pl = prompt ? prompt_len : e->prompt_len, bad = pl ? mlrt__utf8_invalid_at((const uint8_t *)p, pl) : 0;
+    if (bad < pl) return mlrt__fail(err, MLRT_ERR_INVALID_UTF8, "embed: the prompt is not UTF-8 at byte %zu", bad);
     enum { TEXTS = 64 }; /* texts tokenized at a time */
     mlrt_encode_options opt = {e->max_length, MLRT_TRUNCATION_LONGEST_FIRST, MLRT_PADDING_LONGEST};
-    for (size_t i = 0; i < n; i += TEXTS) {
+    uint32_t skip = 0;
+    mlrt_status st = pl && e->skip_prompt ? prompt_tokens(e, p, pl, &opt, &skip, err) : MLRT_OK;
+    for (size_t i = 0; i < n && !st; i += TEXTS) {
         size_t k = n - i < TEXTS ? n - i : TEXTS, base = i ? ends[i - 1] : 0, rel[TEXTS];
         for (size_t j = 0; j < k; j++) rel[j] = ends[i + j] - base;
         const char *s = texts ? texts + base : "";
-        mlrt_status st = MLRT_OK;
-        if (e->lower_case && !(st = lowercase(e, s, rel, k, err))) s = e->lower.p, memcpy(rel, e->lower_ends.p, k * sizeof *rel);
+        if (pl && !(st = prefix(e, p, pl, s, rel, k, err))) s = e->prompted.p;
+        if (!st && e->lower_case && !(st = lowercase(e, s, rel, k, err))) s = e->lower.p, memcpy(rel, e->lower_ends.p, k * sizeof *rel);
         mlrt_batch_encoding be;
         if (!st) st = mlrt__tokenizer_encode_batch_cut(e->tok, s, rel, k, &opt, e->cut_left, &be, err);
-        batch b = {be.rows, be.width, NULL, be.ids, be.attention_mask, NULL, be.type_ids};
+        batch b = {be.rows, be.width, NULL, be.ids, be.attention_mask, NULL, be.type_ids, skip};
         if (!st) st = run_batch(m, &b, out + i * e->dim, err);
-        if (st) return st;
     }
-    return MLRT_OK;
+    return st;
+}
+
+mlrt_status mlrt_embed(mlrt_model *m, const char *texts, const size_t *ends, size_t n, float *out, mlrt_error *err) {
+    return mlrt_embed_prompt(m, NULL, 0, texts, ends, n, out, err);
 }
 
 mlrt_tokenizer *mlrt_model_tokenizer(mlrt_model *m) {
@@ -318,9 +374,9 @@ static void enc_free(mlrt_model *m) {
         if (!e->word_in_file) free(e->word.bytes);
         for (size_t i = 0; i < e->n_blocks; i++) free(e->blocks[i]);
         free(e->blocks);
-        mlrt_tokenizer_free(e->tok);
+        mlrt_tokenizer_free(e->tok), free(e->prompt);
     }
-    free(e->h), free(e->lower.p), free(e->lower_ends.p);
+    free(e->h), free(e->prompted.p), free(e->lower.p), free(e->lower_ends.p);
     free(e);
 }
 
@@ -330,7 +386,7 @@ static void *enc_fork(const mlrt_model *m, mlrt_error *err) {
     *e = *(const encoder *)m->impl;
     e->borrowed = true, e->tok = NULL; /* (a fork tokenizes nothing: the tokenizer is not shared) */
     e->h = NULL; /* (its scratch: allocated at its first run) */
-    e->lower = e->lower_ends = (mlrt__vec){0};
+    e->prompted = e->lower = e->lower_ends = (mlrt__vec){0};
     return e;
 }
 
@@ -537,6 +593,7 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     e->hidden = d->hidden, e->layers = d->layers, e->heads = d->heads, e->ffn = d->ffn, e->vocab = d->vocab;
     e->positions = d->positions, e->types = d->types, e->eps = d->eps, e->pooling = d->pooling;
     e->normalize = d->normalize, e->lower_case = d->lower_case, e->cut_left = d->cut_left, e->max_length = d->max_length;
+    e->prompt = d->prompt, e->prompt_len = d->prompt_len, e->skip_prompt = !d->include_prompt, d->prompt = NULL;
     for (int k = 0; k < 6; k++) e->dim += (d->pooling >> k & 1) * d->hidden;
     e->cap = d->positions > 256 ? d->positions : 256;
     const char *fmt = mlrt_format_name(d->format);

@@ -441,6 +441,28 @@ static void test_embed(void) {
         CHECK(mlrt_embed(lower, "[cls]", &l5, 1, all, &e) == MLRT_OK && memcmp(one, all, dim * 4) == 0);
         CHECK(mlrt_embed(lower, "a\xff", &l1, 1, one, &e) == MLRT_ERR_INVALID_UTF8);
     }
+    /* prompts: prepended to every text; the file's default one by mlrt_embed, "" none */
+    {
+        size_t l3 = 3, lq = strlen("query: cat");
+        CHECK(mlrt_embed_prompt(m, "query: ", 7, "cat", &l3, 1, one, &e) == MLRT_OK);
+        CHECK(mlrt_embed(m, "query: cat", &lq, 1, all, &e) == MLRT_OK && memcmp(one, all, dim * 4) == 0);
+        CHECK(mlrt_embed_prompt(m, "", 0, "cat", &l3, 1, all, &e) == MLRT_OK && memcmp(one, all, dim * 4) != 0);
+        CHECK(mlrt_embed_prompt(m, "q\xff", 2, "cat", &l3, 1, one, &e) == MLRT_ERR_INVALID_UTF8);
+        CHECK_CONTAINS(e.message, "the prompt is not UTF-8 at byte 1");
+        CHECK(mlrt_embed_prompt(m, NULL, 3, "cat", &l3, 1, one, &e) == MLRT_ERR_INVALID_ARGUMENT);
+        add_str(&d, "config_sentence_transformers.json", "{\"prompts\":{\"query\":\"query: \",\"p\":\"\"},\"default_prompt_name\":\"query\"}");
+        mlrt_model *pm = LOAD(&d);
+        if (pm) {
+            CHECK_CONTAINS(mlrt_model_info_json(pm), "\"prompts\":{\"query\":\"query: \",\"p\":\"\"},\"defaultPromptName\":\"query\",\"includePrompt\":true");
+            CHECK(mlrt_embed(pm, "cat", &l3, 1, all, &e) == MLRT_OK);
+            CHECK(mlrt_embed(m, "query: cat", &lq, 1, one, &e) == MLRT_OK && memcmp(one, all, dim * 4) == 0);
+            CHECK(mlrt_embed_prompt(pm, "", 0, "cat", &l3, 1, all, &e) == MLRT_OK && mlrt_embed(m, "cat", &l3, 1, one, &e) == MLRT_OK);
+            CHECK(memcmp(one, all, dim * 4) == 0);
+        }
+        replace_str(&d, "config_sentence_transformers.json", "{\"prompts\":{\"query\":\"query: \"},\"default_prompt_name\":\"passage\"}");
+        FAILS(&d, MLRT_ERR_BAD_HEADER, "default_prompt_name 'passage' is not one of the prompts");
+        replace_str(&d, "config_sentence_transformers.json", "{}");
+    }
     /* refusals */
     CHECK(mlrt_embed(m, "a\xff", &l1, 1, one, &e) == MLRT_ERR_INVALID_UTF8);
     size_t bad_ends[2] = {3, 1};

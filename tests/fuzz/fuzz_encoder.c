@@ -1,9 +1,11 @@
 /* fuzz_encoder.c — libFuzzer target for encoder folders (mlrt_load_files: formats/bert.c and
  * model/encoder.c). The input is a folder: its first byte says which files the rest is split into
  * (at each "\n--\n"), the others taken from a small valid BERT built here:
- *   bit 0 clear: config.json, modules.json, 1_Pooling/config.json, sentence_bert_config.json, tokenizer_config.json
+ *   bit 0 clear: config.json, modules.json, 1_Pooling/config.json, sentence_bert_config.json, tokenizer_config.json,
+ *                config_sentence_transformers.json
  *   bit 0 set:   model.safetensors (the weights; config.json and the rest valid), then the same list
- * and bits 1-4 leave out modules.json, the pooling file, sentence_bert_config.json, tokenizer_config.json.
+ * and bits 1-5 leave out modules.json, the pooling file, sentence_bert_config.json, tokenizer_config.json,
+ * config_sentence_transformers.json.
  * Oracles: a refusal is well-formed (fuzz_check_error); a model's info parses; it runs a batch of
  * four texts of different lengths (ids from the input) whose rows each have the bits of the same text
  * alone and unpadded, finite, of the width info gives, unit length when info says normalize. */
@@ -12,6 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { H = 8, L = 1, A = 2, I = 12, V = 20, P = 8, TV = 2 };
+enum { FILES = 7 }; /* the folder's files, below */
 
 static uint8_t *g_weights;
 static size_t g_weights_len;
@@ -25,6 +28,7 @@ static const char MODULES[] = "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\"
 static const char POOLING[] = "{\"word_embedding_dimension\":8,\"pooling_mode_mean_tokens\":true}";
 static const char SBERT[] = "{\"max_seq_length\":8,\"do_lower_case\":false}";
 static const char TOKCFG[] = "{\"do_lower_case\":true,\"model_max_length\":6}";
+static const char STCFG[] = "{\"prompts\":{\"query\":\"query: \",\"none\":\"\"},\"default_prompt_name\":\"query\"}";
 
 /* A BertModel of the sizes above in SafeTensors, with small deterministic weights. */
 static void build_weights(void) {
@@ -118,7 +122,7 @@ static void exercise(mlrt_model *m, const uint8_t *data, size_t size) {
 /* The files loaded again with take_files (each in a block of its own, which the call takes; the model
  * packs its weights where they lie): the same refusal, or the same bits for one text of ids 0, 1, 2. */
 static void same_taking(const mlrt_file *files, size_t n, mlrt_model *m, const mlrt_error *e) {
-    mlrt_file f[6];
+    mlrt_file f[FILES];
     for (size_t i = 0; i < n; i++) {
         uint8_t *b = malloc(files[i].len ? files[i].len : 1);
         FUZZ_ASSERT(b, "out of memory");
@@ -152,22 +156,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1 || size > FUZZ_MAX_INPUT) return 0;
     if (!g_weights) build_weights();
     const uint8_t mode = data[0];
-    static const char *const names[6] = {"model.safetensors", "config.json", "modules.json", "1_Pooling/config.json",
-                                         "sentence_bert_config.json", "tokenizer_config.json"};
-    const uint8_t *defaults[6] = {g_weights, (const uint8_t *)CONFIG, (const uint8_t *)MODULES, (const uint8_t *)POOLING,
-                                  (const uint8_t *)SBERT, (const uint8_t *)TOKCFG};
-    size_t lens[6] = {g_weights_len, sizeof CONFIG - 1, sizeof MODULES - 1, sizeof POOLING - 1, sizeof SBERT - 1, sizeof TOKCFG - 1};
+    static const char *const names[FILES] = {"model.safetensors", "config.json", "modules.json", "1_Pooling/config.json",
+                                             "sentence_bert_config.json", "tokenizer_config.json", "config_sentence_transformers.json"};
+    const uint8_t *defaults[FILES] = {g_weights, (const uint8_t *)CONFIG, (const uint8_t *)MODULES, (const uint8_t *)POOLING,
+                                      (const uint8_t *)SBERT, (const uint8_t *)TOKCFG, (const uint8_t *)STCFG};
+    size_t lens[FILES] = {g_weights_len, sizeof CONFIG - 1, sizeof MODULES - 1, sizeof POOLING - 1, sizeof SBERT - 1, sizeof TOKCFG - 1,
+                          sizeof STCFG - 1};
     const uint8_t *p = data + 1, *end = data + size;
-    for (int k = mode & 1 ? 0 : 1; k < 6 && p <= end; k++) { /* the input's parts replace the defaults in order */
+    for (int k = mode & 1 ? 0 : 1; k < FILES && p <= end; k++) { /* the input's parts replace the defaults in order */
         const uint8_t *q = p;
         while (q + 4 <= end && memcmp(q, "\n--\n", 4)) q++;
         if (q + 4 > end) q = end;
         defaults[k] = p, lens[k] = (size_t)(q - p);
         p = q + 4;
     }
-    mlrt_file files[6];
+    mlrt_file files[FILES];
     size_t n = 0;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < FILES; k++)
         if (!(k >= 2 && mode >> (k - 1) & 1)) files[n++] = (mlrt_file){names[k], defaults[k], lens[k]};
     mlrt_error e;
     mlrt_model *m = mlrt_load_files(files, n, NULL, &e);
