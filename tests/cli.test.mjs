@@ -427,6 +427,27 @@ test('embed --prompt / --prompt-name and the folder\'s default prompt (config_se
   alone.free(), plain.free();
 });
 
+test('embed and inspect a folder whose Transformer module is in a folder of its own (0_Transformer/), in the three CLIs', () => {
+  const src = at('sub-encoder');
+  const top = ['modules.json', '1_Pooling/config.json'];
+  for (const [name, bytes] of Object.entries(encFiles)) {
+    const p = join(src, top.includes(name) ? name : `0_Transformer/${name}`);
+    mkdirSync(join(p, '..'), { recursive: true });
+    writeFileSync(p, name === 'modules.json' ? new TextDecoder().decode(bytes).replace('"path": ""', '"path": "0_Transformer"') : bytes);
+  }
+  assert.match(readFileSync(join(src, 'modules.json'), 'utf8'), /"path": "0_Transformer"/);
+  for (const [cli, run] of EMBED_CLIS) {
+    const r = run(['embed', src, '--input', 'texts.txt', '--output', 'f32']);
+    assert.equal(r.code, 0, `${cli}: ${r.err}`);
+    assert.deepEqual(f32Of(r.out), encWant, `${cli}: the bits of the same files at the top`);
+  }
+  assert.match(EMBED_CLIS[0][1](['inspect', src]).out.toString(), /0_Transformer\/config\.json/);
+  ok(['convert', src, 'sub.apr']);
+  const alone = rt.loadEncoder({ 'model.apr': readFileSync(at('sub.apr')), 'tokenizer.json': encFiles['tokenizer.json'] });
+  assert.deepEqual(alone.embed(encTexts), encWant, 'convert: the .apr alone embeds as the folder');
+  alone.free();
+});
+
 test('embed errors: usage exits 2, a bad folder or input exits 1, with the reason and no stack trace', () => {
   writeFileSync(at('bad-utf8.txt'), Buffer.from([0x61, 0x0a, 0x62, 0xff, 0x0a]));
   const broken = at('broken-encoder');

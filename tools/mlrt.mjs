@@ -248,11 +248,17 @@ const V1_ONLY = ['compress', 'sign', 'encrypt-password', 'password-file', 'recip
 /** An encoder's folder -> .apr v2 (tools/apr/encoder.mjs). */
 async function convertEncoder(rt, input, output, options) {
   const quantize = choice(options, 'quantize', ['q8']), embeddings = choice(options, 'embeddings', ['f32', 'q8']);
-  const files = {};
-  for (const f of ['config.json', 'model.safetensors']) files[f] = await readBytes(`${input}/${f}`, f);
   // the folder as mlrt reads it (checked whole): its pooling, Normalize, maximum length and lowercasing go
   // into the .apr, which then embeds as the folder does without the sentence-transformers files beside it
-  const enc = rt.loadEncoder({ ...(await encoderFiles(input, { bytes: true })), 'model.safetensors': files['model.safetensors'] });
+  const all = await encoderFiles(input, { bytes: true });
+  const enc = rt.loadEncoder(all);
+  let sub = ''; // the Transformer module's folder (loadEncoder has checked modules.json)
+  try { sub = JSON.parse(new TextDecoder().decode(all['modules.json'])).find((m) => m.type.endsWith('.Transformer')).path; } catch { /* none */ }
+  const files = {};
+  for (const f of ['config.json', 'model.safetensors']) {
+    files[f] = all[sub ? `${sub}/${f}` : f];
+    if (!files[f]) throw new CliError(`convert: ${input}: no ${sub ? `${sub}/` : ''}${f}`);
+  }
   const { pooling, normalize, maxLength, lowerCase, includePrompt, prompts, defaultPromptName } = enc.info;
   enc.free();
   let r;

@@ -482,7 +482,9 @@ export interface Tokenizer {
  * 'model.safetensors' (F32, F16, BF16) or 'model.apr' (aprender .apr v2), 'config.json',
  * 'tokenizer.json' or 'vocab.txt' (+ 'tokenizer_config.json'), and when present 'modules.json',
  * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length),
- * 'config_sentence_transformers.json' (prompts). Other names are ignored. Names are paths inside the model's folder ('./config.json' is 'config.json'). */
+ * 'config_sentence_transformers.json' (prompts). When modules.json puts the Transformer in a folder of
+ * its own (older folders: '0_Transformer'), its files are named so ('0_Transformer/config.json', ...).
+ * Other names are ignored. Names are paths inside the model's folder ('./config.json' is 'config.json'). */
 export type EncoderFiles =
   | { readonly [name: string]: Uint8Array | ArrayBuffer | EncoderFileSource }
   | ReadonlyMap<string, Uint8Array | ArrayBuffer | EncoderFileSource>;

@@ -5,13 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The folder's tokenizer (tokenizer.json, or vocab.txt and tokenizer_config.json), or NULL (and no error)
- * when it has none. */
-static mlrt_tokenizer *tokenizer(const mlrt_file *files, size_t n, mlrt_error *err, bool *failed) {
+/* The tokenizer of the Transformer's folder dir ("" or "0_Transformer/": tokenizer.json, or vocab.txt and
+ * tokenizer_config.json), or NULL (and no error) when it has none. */
+static mlrt_tokenizer *tokenizer(const mlrt_file *files, size_t n, const char *dir, mlrt_error *err, bool *failed) {
+    const size_t dl = strlen(dir);
+    mlrt_file *in = malloc(n * sizeof *in); /* the folder's files, named inside it */
+    size_t k = 0;
     bool any = false;
-    for (size_t i = 0; i < n; i++) any |= !strcmp(files[i].name, "tokenizer.json") || !strcmp(files[i].name, "vocab.txt");
-    mlrt_tokenizer *t = any ? mlrt_tokenizer_load(files, n, err) : NULL;
-    *failed = any && !t;
+    for (size_t i = 0; in && i < n; i++)
+        if (!strncmp(files[i].name, dir, dl)) {
+            in[k] = files[i], in[k].name += dl;
+            any |= !strcmp(in[k].name, "tokenizer.json") || !strcmp(in[k].name, "vocab.txt"), k++;
+        }
+    mlrt_tokenizer *t = any ? mlrt_tokenizer_load(in, k, err) : NULL;
+    *failed = !in || (any && !t);
+    if (!in) mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
+    free(in);
     return t;
 }
 
@@ -40,7 +49,7 @@ static mlrt_model *load_files(const mlrt_file *files, size_t n, const mlrt_load_
     }
     if (!st && options && options->expect)
         st = mlrt__fail(err, MLRT_ERR_MODEL_TYPE_MISMATCH, "load_files: expected %s but the files hold a BERT encoder", options->expect);
-    mlrt_tokenizer *tok = st ? NULL : tokenizer(files, n, err, &failed);
+    mlrt_tokenizer *tok = st ? NULL : tokenizer(files, n, d.dir, err, &failed);
     mlrt_model *m = st || failed ? NULL : mlrt__build_encoder(&d, tok, blocks, blocks ? n : 0, err);
     mlrt__enc_desc_free(&d);
     mlrt__tensorset_free(&ts);

@@ -1,7 +1,9 @@
 /* formats/bert.c — a BERT-family sentence encoder's folder (Hugging Face / sentence-transformers) or
  * aprender .apr v2 file, read into an encoder description (ir/ir.h, mlrt__enc_desc).
  *
- *   modules.json                 [{idx, name, path, type}]: Transformer (path ""), then Pooling, then Normalize
+ *   modules.json                 [{idx, name, path, type}]: Transformer, then Pooling, then Normalize; the
+ *                                Transformer's path ("", or "0_Transformer" in older folders) holds the files
+ *                                below but the pooling's and config_sentence_transformers.json
  *   config.json                  BertConfig: sizes, hidden_act "gelu", absolute positions, no decoder
  *   model.safetensors            the tensors, with or without the "bert." prefix
  *   model.apr                    .apr v2 (`apr import --arch bert`): the same names, sizes in metadata; from
@@ -271,8 +273,19 @@ static bool has_dotdot(const char *p) {
     return false;
 }
 
-/* modules.json: where the Transformer's files are, the Pooling module's path, Normalize. */
-static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, bool *normalize, mlrt_error *err) {
+/* A module's path as a folder name ("1_Pooling/"), or "" for the top. */
+static char *folder_of(const char *path, const char *file, mlrt_error *err) {
+    size_t n = strlen(path);
+    char *p = malloc(n + 2);
+    if (!p) { mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file); return NULL; }
+    memcpy(p, path, n);
+    p[n] = '/', p[n + 1] = 0;
+    if (!n) p[0] = 0;
+    return p;
+}
+
+/* modules.json: where the Transformer's files are (d->dir), the Pooling module's path, Normalize. */
+static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, mlrt__enc_desc *d, mlrt_error *err) {
     static const uint8_t none[1] = {0};
     mlrt__json_doc doc;
     mlrt_status st = mlrt__json_parse(f->bytes ? f->bytes : none, f->len, f->name, &doc, err);
@@ -302,20 +315,14 @@ static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, bool *norma
         if (!want) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: type '%s' is not supported (Transformer, Pooling, Normalize)", i, type);
         else if (want != stage + 1)
             st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected Transformer, Pooling[, Normalize] in that order", i, t);
-        else if (want == 1 && path[0])
-            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module 0: path '%s': the Transformer's files must be at the top of the folder", path);
         else if (has_dotdot(path) || path[0] == '/')
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: path '%s' is not a folder of the model", i, path);
-        else if (want == 2) {
-            size_t n = strlen(path);
-            char *p = malloc(n + 2);
-            if (!p) { st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file); break; }
-            memcpy(p, path, n);
-            p[n] = '/', p[n + 1] = 0;
-            *pool_dir = p;
-        }
+        else if (want == 2 && !path[0])
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu (Pooling): the path is empty: its config.json is in a folder of its own", i);
+        else if (want < 3 && !(*(want == 1 ? &d->dir : pool_dir) = folder_of(path, file, err)))
+            st = MLRT_ERR_OUT_OF_MEMORY;
         stage = want;
-        *normalize = want == 3;
+        d->normalize = want == 3;
     }
     if (!st && stage < 2) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer");
     mlrt__json_free(&doc);
@@ -356,7 +363,7 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
  * truncates to min(max_position_embeddings, model_max_length); transformers writes a huge number (1e30)
  * for "none". */
 static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt__enc_desc *d, mlrt_error *err) {
-    const mlrt_file *f = find_file(c, "", "tokenizer_config.json");
+    const mlrt_file *f = find_file(c, c->d->dir, "tokenizer_config.json");
     mlrt__json_doc doc;
     if (!f) return MLRT_OK;
     mlrt_status st = parse_object(f, &doc, err);
@@ -384,7 +391,7 @@ static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt_
  * the file, what an .apr records. */
 static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *d, mlrt_error *err) {
     const uint32_t positions = cf->positions;
-    const mlrt_file *f = find_file(c, "", "sentence_bert_config.json");
+    const mlrt_file *f = find_file(c, c->d->dir, "sentence_bert_config.json");
     mlrt__json_doc doc;
     d->max_length = 0;
     mlrt_status st = f ? parse_object(f, &doc, err) : MLRT_OK;
@@ -497,10 +504,10 @@ bool mlrt__is_bert(const mlrt__tensorset *ts) {
 /* The weights file: its tensors read into ts, checked to be a BERT encoder's (*bert). */
 static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **wf, bool *bert, mlrt_error *err) {
     static const uint8_t none[8] = {0};
-    const mlrt_file *f = find_file(c, "", "model.safetensors");
+    const mlrt_file *f = find_file(c, c->d->dir, "model.safetensors");
     bool apr = !f;
-    if (!f) f = find_file(c, "", "model.apr");
-    if (!f && find_file(c, "", "pytorch_model.bin"))
+    if (!f) f = find_file(c, c->d->dir, "model.apr");
+    if (!f && find_file(c, c->d->dir, "pytorch_model.bin"))
         return mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "load_files: pytorch_model.bin is not read: give model.safetensors");
     for (size_t i = 0; !f && i < c->n; i++) { /* one in a subfolder: the names were not made relative to the model's folder */
         const char *slash = strrchr(c->files[i].name, '/');
@@ -525,7 +532,7 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
 }
 
 static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
-    const mlrt_file *f = find_file(c, "", "config.json");
+    const mlrt_file *f = find_file(c, c->d->dir, "config.json");
     mlrt_status st = MLRT_OK;
     if (f) {
         *cf = (config){.hidden = 768, .layers = 12, .heads = 12, .ffn = 3072, .vocab = 30522, .positions = 512, .types = 2, .eps = 1e-12,
@@ -633,7 +640,8 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     ctx c = {files, n, NULL, NULL, "", "load_files", NULL, d, err};
     char *pool_dir = NULL;
     const mlrt_file *mod = find_file(&c, "", "modules.json"), *wf = NULL;
-    mlrt_status st = mod ? read_modules(mod, &pool_dir, &d->normalize, err) : MLRT_OK;
+    mlrt_status st = mod ? read_modules(mod, &pool_dir, d, err) : MLRT_OK;
+    if (!st && !d->dir && !(d->dir = folder_of("", "load_files", err))) st = MLRT_ERR_OUT_OF_MEMORY;
     config cf = {0};
     if (!st) st = read_weights(&c, ts, &wf, bert, err);
     if (!st) st = read_config_files(&c, &cf, err);

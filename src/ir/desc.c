@@ -73,6 +73,6 @@ void mlrt__ir_graph_free(mlrt__ir_graph *g) {
 }
 
 void mlrt__enc_desc_free(mlrt__enc_desc *d) {
-    free(d->layer), free(d->facts_json), free(d->prompt);
+    free(d->layer), free(d->facts_json), free(d->prompt), free(d->dir);
     memset(d, 0, sizeof *d);
 }

@@ -156,8 +156,10 @@ typedef struct mlrt__enc_layer {
 } mlrt__enc_layer;
 
 /* A BERT encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
- * the weights file), pooling. Owns layer, prompt and facts_json; borrows ts. */
+ * the weights file), pooling. Owns dir, layer, prompt and facts_json; borrows ts. */
 typedef struct mlrt__enc_desc {
+    char *dir;                      /* the Transformer module's folder: "" (the top) or "0_Transformer/" (its
+                                     * config, weights and tokenizer files are there) */
     mlrt_format format;
     const mlrt__tensorset *ts;      /* the weights file's metadata, for info */
     uint32_t hidden, layers, heads, ffn, vocab, positions, types;

@@ -786,10 +786,39 @@ static void test_bad_pooling(void) {
 
 /* A Transformer module in a subfolder (older sentence-transformers): refused, naming the path. */
 static void test_subfolder(void) {
-    folder d = tiny_folder(NULL, NULL);
+    /* a Transformer module in a folder of its own (older sentence-transformers): its config, weights,
+     * tokenizer and sentence_bert_config.json are there; the pooling and modules.json at the top */
+    folder top = tiny_folder(NULL, NULL), d = {0};
+    add_str(&top, "tokenizer.json", TOKENIZER);
+    add_str(&top, "sentence_bert_config.json", "{\"max_seq_length\":5}");
+    static char sub[8][64];
+    for (size_t i = 0; i < top.n; i++) {
+        snprintf(sub[i], sizeof sub[i], "0_Transformer/%s", top.f[i].name);
+        add(&d, sub[i], (bytes){(uint8_t *)top.f[i].bytes, top.f[i].len});
+    }
+    add_str(&top, "modules.json", "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":\"sentence_transformers.models.Transformer\"}," PO "]");
     add_str(&d, "modules.json", "[{\"idx\":0,\"name\":\"0\",\"path\":\"0_Transformer\",\"type\":\"sentence_transformers.models.Transformer\"}," PO "]");
-    add_str(&d, "1_Pooling/config.json", "{\"word_embedding_dimension\":32}");
-    FAILS(&d, MLRT_ERR_UNSUPPORTED, "path '0_Transformer'");
+    add_str(&top, "1_Pooling/config.json", "{\"word_embedding_dimension\":32,\"pooling_mode_mean_tokens\":false,\"pooling_mode_max_tokens\":true}");
+    add_str(&d, "1_Pooling/config.json", "{\"word_embedding_dimension\":32,\"pooling_mode_mean_tokens\":false,\"pooling_mode_max_tokens\":true}");
+    add_str(&d, "config.json", "{\"model_type\":\"gpt2\"}");      /* not the Transformer's: ignored */
+    add_str(&d, "tokenizer.json", "not the Transformer's either");
+    mlrt_model *a = LOAD(&top), *b = LOAD(&d);
+    if (a && b) {
+        CHECK_CONTAINS(mlrt_model_info_json(b), "\"pooling\":\"max\"");
+        CHECK_CONTAINS(mlrt_model_info_json(b), "\"maxLength\":5");
+        CHECK(mlrt_model_tokenizer(b) != NULL);
+        const char *texts = "the cat sat on the mat";
+        size_t end = strlen(texts);
+        float va[32], vb[32];
+        mlrt_error e;
+        CHECK(mlrt_embed(a, texts, &end, 1, va, &e) == MLRT_OK && mlrt_embed(b, texts, &end, 1, vb, &e) == MLRT_OK);
+        CHECK(memcmp(va, vb, sizeof va) == 0);
+    }
+    drop(&d, "0_Transformer/config.json");
+    FAILS(&d, MLRT_ERR_INVALID_ARGUMENT, "config.json is missing");
+    replace_str(&d, "modules.json", "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":\"sentence_transformers.models.Transformer\"},"
+                "{\"idx\":1,\"name\":\"1\",\"path\":\"\",\"type\":\"sentence_transformers.models.Pooling\"}]");
+    FAILS(&d, MLRT_ERR_BAD_HEADER, "module 1 (Pooling): the path is empty");
     /* the whole folder under a name: which file, and how to name them */
     folder e = tiny_folder(NULL, NULL);
     static char names[12][64];
