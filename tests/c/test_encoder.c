@@ -794,7 +794,7 @@ static void test_subfolder(void) {
     static char sub[8][64];
     for (size_t i = 0; i < top.n; i++) {
         snprintf(sub[i], sizeof sub[i], "0_Transformer/%s", top.f[i].name);
-        add(&d, sub[i], (bytes){(uint8_t *)top.f[i].bytes, top.f[i].len});
+        add(&d, sub[i], (bytes){(uint8_t *)top.f[i].bytes, top.f[i].len, top.f[i].len});
     }
     add_str(&top, "modules.json", "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":\"sentence_transformers.models.Transformer\"}," PO "]");
     add_str(&d, "modules.json", "[{\"idx\":0,\"name\":\"0\",\"path\":\"0_Transformer\",\"type\":\"sentence_transformers.models.Transformer\"}," PO "]");
