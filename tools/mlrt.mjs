@@ -252,6 +252,10 @@ async function convertEncoder(rt, input, output, options) {
   // into the .apr, which then embeds as the folder does without the sentence-transformers files beside it
   const all = await encoderFiles(input, { bytes: true });
   const enc = rt.loadEncoder(all);
+  if (enc.info.dense.length) {
+    enc.free();
+    throw new CliError(`convert: ${input} has Dense modules after its pooling, which an .apr does not hold: use the folder itself`);
+  }
   let sub = ''; // the Transformer module's folder (loadEncoder has checked modules.json)
   try { sub = JSON.parse(new TextDecoder().decode(all['modules.json'])).find((m) => m.type.endsWith('.Transformer')).path; } catch { /* none */ }
   const files = {};
@@ -625,7 +629,8 @@ function encoderText(r) {
   row('folder', `${r.folder} (${Object.entries(r.files).map(([k, b]) => `${k} ${n(b)} B`).join(', ')})`);
   row('format', `${i.format}${i.tensorPrefix ? ` (tensors named ${i.tensorPrefix}...)` : ''}`);
   row('model', `sentence encoder: ${i.architecture}, ${i.layers} layers, hidden ${i.hiddenSize}, ${i.heads} heads, FFN ${i.ffn}, ${i.hiddenAct}`);
-  row('embedding', `${i.dim} floats: ${i.pooling} pooling${i.normalize ? ', L2-normalized' : ''}`);
+  const dense = i.dense.map((d) => `, Dense ${d.in} -> ${d.out} ${d.activation}${d.bias ? '' : ' (no bias)'}`).join('');
+  row('embedding', `${i.dim} floats: ${i.pooling} pooling${dense}${i.normalize ? ', L2-normalized' : ''}`);
   row('length', `${i.maxLength} tokens per text (${i.maxPositions} positions)${i.lowerCase ? ', texts lowercased first' : ''}`);
   const prompts = Object.entries(i.prompts ?? {});
   row('prompts', prompts.length ? prompts.map(([k, v]) => `${k}${k === i.defaultPromptName ? ' (default)' : ''} ${JSON.stringify(v)}`).join(', ') +

@@ -481,7 +481,8 @@ export interface Tokenizer {
 /** A model folder's files by their names in the repository (Hugging Face / sentence-transformers):
  * 'model.safetensors' (F32, F16, BF16) or 'model.apr' (aprender .apr v2), 'config.json',
  * 'tokenizer.json' or 'vocab.txt' (+ 'tokenizer_config.json'), and when present 'modules.json',
- * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length),
+ * '1_Pooling/config.json', 'sentence_bert_config.json' (pooling, Normalize, maximum length), each Dense
+ * module's 'config.json' and 'model.safetensors' ('2_Dense/...'),
  * 'config_sentence_transformers.json' (prompts). When modules.json puts the Transformer in a folder of
  * its own (older folders: '0_Transformer'), its files are named so ('0_Transformer/config.json', ...).
  * Other names are ignored. Names are paths inside the model's folder ('./config.json' is 'config.json'). */
@@ -506,7 +507,7 @@ export interface EncoderInfo {
   readonly task: 'embedding';
   /** config.json's architectures[0] (e.g. 'BertModel'). */
   readonly architecture: string;
-  /** Floats per embedding: hiddenSize times the pooling modes (one for 'mean' or 'cls'). */
+  /** Floats per embedding: hiddenSize times the pooling modes (one for 'mean' or 'cls'), or the last Dense module's out. */
   readonly dim: number;
   readonly hiddenSize: number;
   readonly layers: number;
@@ -523,7 +524,11 @@ export interface EncoderInfo {
   readonly hiddenAct: 'gelu';
   /** The 1_Pooling modes, joined by '+' when several: 'mean', 'cls', 'max', ... */
   readonly pooling: string;
-  /** A 2_Normalize module: embeddings are L2-normalized. */
+  /** sentence-transformers' Dense modules after the pooling, in order (LaBSE: 768 -> 768 tanh); [] without.
+   * dim is the last one's out. */
+  readonly dense: readonly { readonly in: number; readonly out: number; readonly bias: boolean;
+    readonly activation: 'identity' | 'tanh' | 'relu' | 'sigmoid' }[];
+  /** A Normalize module: embeddings are L2-normalized. */
   readonly normalize: boolean;
   /** sentence_bert_config.json's do_lower_case: embed lowercases texts first. */
   readonly lowerCase: boolean;

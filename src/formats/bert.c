@@ -284,8 +284,8 @@ static char *folder_of(const char *path, const char *file, mlrt_error *err) {
     return p;
 }
 
-/* modules.json: where the Transformer's files are (d->dir), the Pooling module's path, Normalize. */
-static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, mlrt__enc_desc *d, mlrt_error *err) {
+/* modules.json: where the Transformer's files are (d->dir), the Pooling and Dense modules' paths, Normalize. */
+static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, char **dense_dirs, mlrt__enc_desc *d, mlrt_error *err) {
     static const uint8_t none[1] = {0};
     mlrt__json_doc doc;
     mlrt_status st = mlrt__json_parse(f->bytes ? f->bytes : none, f->len, f->name, &doc, err);
@@ -294,7 +294,7 @@ static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, mlrt__enc_d
     if (doc.root->type != MLRT__JSON_ARRAY || doc.root->count == 0)
         st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "expected a non-empty array of modules, got %s",
                            doc.root->type == MLRT__JSON_ARRAY ? "an empty one" : mlrt__json_type_name(doc.root->type));
-    int stage = 0; /* 1: Transformer seen, 2: Pooling, 3: Normalize */
+    int stage = 0; /* 1: Transformer seen, 2: Pooling, 3: Dense, 4: Normalize */
     size_t i = 0;
     for (const mlrt__json *m = st ? NULL : doc.root->child; m && !st; m = m->next, i++) {
         const char *type, *path, *name;
@@ -311,18 +311,20 @@ static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, mlrt__enc_d
             break;
         }
         const char *t = strncmp(type, ST_PREFIX, strlen(ST_PREFIX)) == 0 ? type + strlen(ST_PREFIX) : "";
-        int want = !strcmp(t, "Transformer") ? 1 : !strcmp(t, "Pooling") ? 2 : !strcmp(t, "Normalize") ? 3 : 0;
-        if (!want) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: type '%s' is not supported (Transformer, Pooling, Normalize)", i, type);
-        else if (want != stage + 1)
-            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected Transformer, Pooling[, Normalize] in that order", i, t);
+        int want = !strcmp(t, "Transformer") ? 1 : !strcmp(t, "Pooling") ? 2 : !strcmp(t, "Dense") ? 3 : !strcmp(t, "Normalize") ? 4 : 0;
+        if (!want) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: type '%s' is not supported (Transformer, Pooling, Dense, Normalize)", i, type);
+        else if (want != stage + 1 && !(want == 3 && stage == 3) && !(want == 4 && stage == 2))
+            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu (%s): expected Transformer, Pooling[, Dense...][, Normalize] in that order", i, t);
+        else if (want == 3 && d->n_dense == MLRT__ENC_MAX_DENSE)
+            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "module %zu: more than %d Dense modules", i, MLRT__ENC_MAX_DENSE);
         else if (has_dotdot(path) || path[0] == '/')
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: path '%s' is not a folder of the model", i, path);
-        else if (want == 2 && !path[0])
-            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu (Pooling): the path is empty: its config.json is in a folder of its own", i);
-        else if (want < 3 && !(*(want == 1 ? &d->dir : pool_dir) = folder_of(path, file, err)))
+        else if ((want == 2 || want == 3) && !path[0])
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu (%s): the path is empty: its config.json is in a folder of its own", i, t);
+        else if (want < 4 && !(*(want == 1 ? &d->dir : want == 2 ? pool_dir : &dense_dirs[d->n_dense++]) = folder_of(path, file, err)))
             st = MLRT_ERR_OUT_OF_MEMORY;
         stage = want;
-        d->normalize = want == 3;
+        d->normalize = want == 4;
     }
     if (!st && stage < 2) st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "no Pooling module after the Transformer");
     mlrt__json_free(&doc);
@@ -585,6 +587,73 @@ static mlrt_status read_pooling_files(ctx *c, const char *pool_dir, bool modules
     return f ? read_pooling(f, d->hidden, &d->pooling, &d->include_prompt, err) : MLRT_OK;
 }
 
+/* <dir>/config.json of a Dense module: its sizes, bias and activation (the keys of sentence-transformers' Dense). */
+static mlrt_status read_dense_config(const mlrt_file *f, uint32_t *in, uint32_t *out, bool *bias, mlrt_activation *act, mlrt_error *err) {
+    static const char *const acts[4] = {"torch.nn.modules.linear.Identity", "torch.nn.modules.activation.Tanh",
+                                        "torch.nn.modules.activation.ReLU", "torch.nn.modules.activation.Sigmoid"};
+    static const mlrt_activation ids[4] = {MLRT_ACT_IDENTITY, MLRT_ACT_TANH, MLRT_ACT_RELU, MLRT_ACT_SIGMOID};
+    mlrt__json_doc doc;
+    mlrt_status st = parse_object(f, &doc, err);
+    if (st) return st;
+    const char *file = f->name, *a = acts[1]; /* (Dense's default activation: Tanh) */
+    *in = *out = 0, *bias = true;
+    for (const mlrt__json *k = doc.root->child; k && !st; k = k->next)
+        if (strcmp(k->key, "in_features") && strcmp(k->key, "out_features") && strcmp(k->key, "bias") && strcmp(k->key, "activation_function"))
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+    if (!st) st = get_uint(doc.root, file, "in_features", 1, MLRT__MAX_DIM, in, err);
+    if (!st) st = get_uint(doc.root, file, "out_features", 1, MLRT__MAX_DIM, out, err);
+    if (!st) st = get_bool(doc.root, file, "bias", bias, err);
+    if (!st) st = get_str(doc.root, file, "activation_function", false, &a, err);
+    if (!st && (!*in || !*out)) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "'%s' is missing", *in ? "out_features" : "in_features");
+    int i = 0;
+    while (!st && a && i < 4 && strcmp(a, acts[i])) i++;
+    if (!st && (!a || i == 4))
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "activation_function '%s': mlrt runs Identity, Tanh, ReLU and Sigmoid", a ? a : "(none)");
+    if (!st) *act = ids[i];
+    mlrt__json_free(&doc);
+    return st;
+}
+
+/* The Dense modules in dirs [n], each <dir>/config.json and <dir>/model.safetensors ("linear.weight"
+ * [out][in], "linear.bias" [out]), after a pooling of dim floats. */
+static mlrt_status read_dense(const ctx *c, char *const *dirs, uint32_t n, uint32_t dim, mlrt__enc_desc *d, mlrt_error *err) {
+    static const uint8_t none[8] = {0};
+    mlrt_status st = MLRT_OK;
+    for (uint32_t i = 0; i < n && !st; i++) {
+        const char *dir = dirs[i];
+        mlrt__enc_dense *m = &d->dense[i];
+        const mlrt_file *cf = find_file(c, dir, "config.json"), *wf = find_file(c, dir, "model.safetensors");
+        if (!cf || !wf)
+            return mlrt__fail(err, find_file(c, dir, "pytorch_model.bin") && cf ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_INVALID_ARGUMENT,
+                              "load_files: modules.json names a Dense module in '%s' but no %s%s was given%s", dir, dir,
+                              cf ? "model.safetensors" : "config.json", cf && find_file(c, dir, "pytorch_model.bin") ? " (pytorch_model.bin is not read)" : "");
+        uint32_t in, out;
+        bool bias;
+        mlrt__tensorset ts;
+        if ((st = read_dense_config(cf, &in, &out, &bias, &m->w.act, err))) return st;
+        if (in != dim)
+            return mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, cf->name, "in_features is %u but the embedding before it has %u floats", in, dim);
+        if ((st = mlrt__read_safetensors(wf->bytes ? wf->bytes : none, wf->len, &ts, err))) return st;
+        const uint8_t *data = (wf->bytes ? wf->bytes : none) + ts.data_begin;
+        for (int k = 0; k < 1 + bias && !st; k++) {
+            const char *name = k ? "linear.bias" : "linear.weight";
+            const mlrt__tensor *t = mlrt__tensorset_find(&ts, name);
+            mlrt__format_to(m->names[k], sizeof m->names[k], "%s%s", dir, name);
+            if (!t) st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "%s: tensor '%s' is missing", wf->name, name);
+            else if (t->rank != 2 - (uint32_t)k || t->shape[0] != out || (!k && t->shape[1] != in))
+                st = k ? mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: tensor '%s' is not [%u] (out_features)", wf->name, name, out)
+                       : mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: tensor '%s' is not [%u, %u] (out_features, in_features)", wf->name, name, out, in);
+            else if (!mlrt__dtype_is_float(t->dtype))
+                st = mlrt__fail(err, MLRT_ERR_UNSUPPORTED, "%s: tensor '%s' is %s; weights must be F32, F16 or BF16", wf->name, name, mlrt_dtype_name(t->dtype));
+            else if (k) m->w.b = data + t->begin, m->w.b_dtype = t->dtype;
+            else m->w.w = data + t->begin, m->w.w_dtype = t->dtype;
+        }
+        mlrt__tensorset_free(&ts);
+        m->w.name = m->names[0], m->w.b_name = m->names[1], m->w.in = in, m->w.out = out, dim = out;
+    }
+    return st;
+}
+
 /* config_sentence_transformers.json's prompts into facts and d; without the file, what an .apr records. */
 static mlrt_status read_prompt_file(const ctx *c, config *cf, mlrt__buf *facts, mlrt__enc_desc *d, mlrt_error *err) {
     const mlrt_file *f = find_file(c, "", "config_sentence_transformers.json");
@@ -608,7 +677,8 @@ static void facts(const ctx *c, const config *cf, const mlrt__buf *prompts, mlrt
     mlrt__buf b = {0};
     mlrt__buf_puts(&b, "\"architecture\":");
     mlrt__buf_json_string(&b, cf->arch, strlen(cf->arch));
-    mlrt__buf_printf(&b, ",\"dim\":%u,\"hiddenSize\":%u,\"layers\":%u,\"heads\":%u,\"ffn\":%u,\"vocabSize\":%u", k * cf->hidden,
+    mlrt__buf_printf(&b, ",\"dim\":%u,\"hiddenSize\":%u,\"layers\":%u,\"heads\":%u,\"ffn\":%u,\"vocabSize\":%u",
+                     d->n_dense ? d->dense[d->n_dense - 1].w.out : k * cf->hidden,
                      cf->hidden, cf->layers, cf->heads, cf->ffn, cf->vocab);
     mlrt__buf_printf(&b, ",\"maxPositions\":%u,\"typeVocabSize\":%u,\"maxLength\":%u,\"layerNormEps\":", cf->positions, cf->types,
                      d->max_length);
@@ -618,6 +688,12 @@ static void facts(const ctx *c, const config *cf, const mlrt__buf *prompts, mlrt
         if (d->pooling >> i & 1) mlrt__buf_printf(&b, "%s%s", first ? "" : "+", modes[i]), first = 0;
     mlrt__buf_printf(&b, "\",\"normalize\":%s,\"lowerCase\":%s,\"truncationSide\":\"%s\"", d->normalize ? "true" : "false",
                      d->lower_case ? "true" : "false", d->cut_left ? "left" : "right");
+    mlrt__buf_puts(&b, ",\"dense\":[");
+    static const char *const act_names[] = {"identity", "relu", "sigmoid", "tanh"}; /* (MLRT_ACT_ order) */
+    for (uint32_t i = 0; i < d->n_dense; i++)
+        mlrt__buf_printf(&b, "%s{\"in\":%u,\"out\":%u,\"bias\":%s,\"activation\":\"%s\"}", i ? "," : "", d->dense[i].w.in, d->dense[i].w.out,
+                         d->dense[i].w.b ? "true" : "false", act_names[d->dense[i].w.act]);
+    mlrt__buf_puts(&b, "]");
     mlrt__buf_puts(&b, prompts->data ? prompts->data : "");
     mlrt__buf_printf(&b, ",\"includePrompt\":%s", d->include_prompt ? "true" : "false");
     mlrt__buf_printf(&b, ",\"tensorPrefix\":\"%s\",\"unusedTensors\":[", c->prefix);
@@ -638,9 +714,9 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     memset(d, 0, sizeof *d);
     *bert = false;
     ctx c = {files, n, NULL, NULL, "", "load_files", NULL, d, err};
-    char *pool_dir = NULL;
+    char *pool_dir = NULL, *dense_dirs[MLRT__ENC_MAX_DENSE] = {0};
     const mlrt_file *mod = find_file(&c, "", "modules.json"), *wf = NULL;
-    mlrt_status st = mod ? read_modules(mod, &pool_dir, d, err) : MLRT_OK;
+    mlrt_status st = mod ? read_modules(mod, &pool_dir, dense_dirs, d, err) : MLRT_OK;
     if (!st && !d->dir && !(d->dir = folder_of("", "load_files", err))) st = MLRT_ERR_OUT_OF_MEMORY;
     config cf = {0};
     if (!st) st = read_weights(&c, ts, &wf, bert, err);
@@ -654,12 +730,16 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     }
     if (!st) d->dtype = d->layer[0].w[0].w_dtype;
     if (!st) st = read_pooling_files(&c, pool_dir, mod != NULL, &cf, d, err);
+    uint32_t pooled = 0;
+    for (int i = 0; i < 6; i++) pooled += (d->pooling >> i & 1) * d->hidden;
+    if (!st) st = read_dense(&c, dense_dirs, d->n_dense, pooled, d, err);
     if (!st) st = read_lengths(&c, &cf, d, err);
     mlrt__buf prompts = {0};
     if (!st) st = read_prompt_file(&c, &cf, &prompts, d, err);
     if (!st && (facts(&c, &cf, &prompts, d), !d->facts_json || prompts.oom))
         st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "load_files: out of memory");
     free(pool_dir), free(c.used), free(prompts.data), free(cf.st_prompts.data), free(cf.st_prompt);
+    for (int i = 0; i < MLRT__ENC_MAX_DENSE; i++) free(dense_dirs[i]);
     if (st) mlrt__enc_desc_free(d);
     return st;
 }

@@ -133,6 +133,7 @@ void mlrt__desc_free(mlrt__desc *d);
 #define MLRT__ENC_MAX_LAYERS 256
 #define MLRT__ENC_MAX_POSITIONS 65536         /* max_position_embeddings */
 #define MLRT__ENC_MAX_PROMPT (1u << 20)        /* bytes of a prompt in the files */
+#define MLRT__ENC_MAX_DENSE 8                  /* sentence-transformers Dense modules after the pooling */
 
 /* sentence-transformers' pooling modes; several are concatenated in this order. */
 enum {
@@ -155,6 +156,12 @@ typedef struct mlrt__enc_layer {
     mlrt__enc_src ln2_w, ln2_b;     /* output.LayerNorm [hidden] */
 } mlrt__enc_layer;
 
+/* A sentence-transformers Dense module (after the pooling): act(W x + b), in its folder's model.safetensors. */
+typedef struct mlrt__enc_dense {
+    mlrt__dense_src w;              /* [out][in] (+ [out]), act IDENTITY, TANH, RELU or SIGMOID; in the file */
+    char names[2][96];              /* the weight's and bias's names, for messages ("2_Dense/linear.weight") */
+} mlrt__enc_dense;
+
 /* A BERT encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
  * the weights file), pooling. Owns dir, layer, prompt and facts_json; borrows ts. */
 typedef struct mlrt__enc_desc {
@@ -166,7 +173,9 @@ typedef struct mlrt__enc_desc {
     float eps;                      /* layer_norm_eps */
     mlrt_dtype dtype;               /* the dense weights' element type in the file */
     uint32_t pooling;               /* MLRT__EPOOL_* bits */
-    bool normalize;                 /* L2 after pooling */
+    uint32_t n_dense;
+    mlrt__enc_dense dense[MLRT__ENC_MAX_DENSE]; /* after the pooling, in order */
+    bool normalize;                 /* L2 after pooling (and the Dense modules) */
     uint32_t max_length;            /* tokens mlrt_embed truncates to (<= positions) */
     bool lower_case;                /* sentence-transformers' do_lower_case: texts lowercased before tokenizing */
     bool cut_left;                  /* tokenizer_config.json's truncation_side "left" (transformers: it, not

@@ -44,6 +44,8 @@ typedef struct encoder {
     table word;
     float *pos, *type, *ln;         /* [positions][hidden], [types][hidden], [2][hidden] */
     layer *layer;                   /* [layers] (a fork borrows its parent's, and everything above) */
+    mlrt__dense dense[MLRT__ENC_MAX_DENSE]; /* [n_dense] sentence-transformers' Dense modules after the pooling */
+    uint32_t n_dense, pooled, widest; /* the pooling's floats (dim without Dense modules); the widest Dense side */
     char *facts;
     uint8_t **blocks;               /* [n_blocks] the files' blocks that weights are used in place in (owned) */
     size_t n_blocks;
@@ -53,6 +55,7 @@ typedef struct encoder {
     uint32_t cap;                   /* tokens a chunk holds */
     float *h, *q, *k, *v, *c, *f;   /* [cap][hidden] x 5, [cap][ffn] */
     float *kt, *p;                  /* attention: [head width][positions + 15], [2][positions + 15] */
+    float *dx;                      /* the Dense modules' rows: [2][widest] */
     uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
     int32_t *ids, *tt;              /* [cap] the chunk's token ids and type ids */
     int16_t *xq;                    /* quantized layers' row scratch [MLRT__QX(in_q)] */
@@ -153,12 +156,17 @@ static void forward(encoder *e, size_t n, size_t nt, uint32_t skip, float *out) 
         if (e->tok_pos[e->starts[s + 1] - 1] < skip) pick = 0;
     for (uint32_t l = 0; l < e->layers; l++) run_layer(e, &e->layer[l], n, nt, d, scale, l + 1 == e->layers ? pick : 0);
     for (size_t s = 0; s < nt; s++, out += e->dim) {
-        float *o = out;
+        float *o = e->n_dense ? e->dx : out, *x = o; /* (pooled into dx when Dense modules follow) */
         size_t a = e->starts[s];
         if (pick) memcpy(o, e->c + s * H, H * sizeof *o); /* (the token run_layer kept: what CLS or LAST pools) */
         else
             for (int m = 0; m < 6; m++)
                 if (e->pooling >> m & 1) pool(e, e->h + a * H, e->starts[s + 1] - a, e->tok_pos + a, skip, m, o), o += H;
+        for (uint32_t k = 0; k < e->n_dense; k++) { /* x -> y, through the two rows of dx, the last into out */
+            float *y = k + 1 == e->n_dense ? out : x == e->dx ? e->dx + e->widest : e->dx;
+            mlrt__dense_forward(&e->dense[k], x, e->dense[k].in, y, e->dense[k].out, 1);
+            x = y;
+        }
         if (e->normalize) mlrt__l2_normalize(out, e->dim);
     }
 }
@@ -173,12 +181,12 @@ static bool scratch(encoder *e) {
             const mlrt__dense *w = &e->layer[l].w[k];
             in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
         }
-    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 2) * n16, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 2) * n16 + 2 * (uint64_t)e->widest, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
     uint64_t bytes = (floats + words) * 4 + MLRT__QX(in_q) * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
     float *all = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL;
     if (!all) return false;
     e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;
-    e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16;
+    e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16, e->dx = e->p + 2 * n16;
     e->tok_pos = (uint32_t *)(all + floats), e->starts = e->tok_pos + cap, e->ids = (int32_t *)e->starts + cap + 1, e->tt = e->ids + cap;
     e->xsum = e->tt + cap, e->xnz = (uint32_t *)e->xsum + in_q / 4 + 1, e->xq = (int16_t *)(e->xnz + in_q + 2);
     return true;
@@ -370,6 +378,7 @@ static void enc_free(mlrt_model *m) {
             for (int k = 0; k < 6; k++) mlrt__dense_release(&e->layer[l].w[k]);
             free(e->layer[l].ln);
         }
+        for (uint32_t k = 0; k < e->n_dense; k++) mlrt__dense_release(&e->dense[k]);
         free(e->layer), free(e->pos), free(e->type), free(e->ln), free(e->facts);
         if (!e->word_in_file) free(e->word.bytes);
         for (size_t i = 0; i < e->n_blocks; i++) free(e->blocks[i]);
@@ -400,7 +409,9 @@ static void enc_facts(mlrt__buf *b, const mlrt_model *m) {
 static uint64_t enc_params(const mlrt_model *m) {
     const encoder *e = m->impl;
     const uint64_t H = e->hidden, I = e->ffn;
-    return ((uint64_t)e->vocab + e->positions + e->types + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
+    uint64_t p = ((uint64_t)e->vocab + e->positions + e->types + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
+    for (uint32_t k = 0; k < e->n_dense; k++) p += (uint64_t)e->dense[k].in * e->dense[k].out + (e->dense[k].has_bias ? e->dense[k].out : 0);
+    return p;
 }
 
 static uint64_t enc_weight_bytes(const mlrt_model *m) { return ((const encoder *)m->impl)->bytes; }
@@ -594,7 +605,8 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     e->positions = d->positions, e->types = d->types, e->eps = d->eps, e->pooling = d->pooling;
     e->normalize = d->normalize, e->lower_case = d->lower_case, e->cut_left = d->cut_left, e->max_length = d->max_length;
     e->prompt = d->prompt, e->prompt_len = d->prompt_len, e->skip_prompt = !d->include_prompt, d->prompt = NULL;
-    for (int k = 0; k < 6; k++) e->dim += (d->pooling >> k & 1) * d->hidden;
+    for (int k = 0; k < 6; k++) e->pooled += (d->pooling >> k & 1) * d->hidden;
+    e->dim = e->widest = e->pooled;
     e->cap = d->positions > 256 ? d->positions : 256;
     const char *fmt = mlrt_format_name(d->format);
     mlrt_status st = MLRT_OK;
@@ -615,6 +627,12 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     e->bytes += ((uint64_t)d->positions + d->types + 2) * d->hidden * 4;
     if (!st && !(e->layer = calloc(d->layers, sizeof *e->layer))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
     for (uint32_t l = 0; l < d->layers && !st; l++) st = build_layer(e, &d->layer[l], &tk, fmt, &e->layer[l], err);
+    for (uint32_t k = 0; k < d->n_dense && !st; k++) { /* (packed apart: their files' blocks are not kept) */
+        const mlrt__dense_src *w = &d->dense[k].w;
+        if (!(st = mlrt__dense_pack(w, fmt, &e->dense[k], err))) e->n_dense = k + 1;
+        e->dim = w->out, e->widest = w->out > e->widest ? w->out : e->widest;
+        e->bytes += (uint64_t)e->dense[k].out_padded * (w->in + 1) * 4;
+    }
     if (!st && io_lists(m, e)) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model");
     take_kept(e, &tk); /* (the model frees them from here on, with itself) */
     if (st) {

@@ -2,10 +2,11 @@
  * model/encoder.c). The input is a folder: its first byte says which files the rest is split into
  * (at each "\n--\n"), the others taken from a small valid BERT built here:
  *   bit 0 clear: config.json, modules.json, 1_Pooling/config.json, sentence_bert_config.json, tokenizer_config.json,
- *                config_sentence_transformers.json
+ *                config_sentence_transformers.json, 2_Dense/config.json, 2_Dense/model.safetensors
  *   bit 0 set:   model.safetensors (the weights; config.json and the rest valid), then the same list
- * and bits 1-5 leave out modules.json, the pooling file, sentence_bert_config.json, tokenizer_config.json,
- * config_sentence_transformers.json.
+ * and bits 1-7 leave out modules.json, the pooling file, sentence_bert_config.json, tokenizer_config.json,
+ * config_sentence_transformers.json, the Dense module's two files. The default modules.json runs
+ * Transformer, Pooling, Dense (8 -> 4, Tanh), Normalize.
  * Oracles: a refusal is well-formed (fuzz_check_error); a model's info parses; it runs a batch of
  * four texts of different lengths (ids from the input) whose rows each have the bits of the same text
  * alone and unpadded, finite, of the width info gives, unit length when info says normalize. */
@@ -14,24 +15,43 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { H = 8, L = 1, A = 2, I = 12, V = 20, P = 8, TV = 2 };
-enum { FILES = 7 }; /* the folder's files, below */
+enum { FILES = 9 }; /* the folder's files, below */
 
-static uint8_t *g_weights;
-static size_t g_weights_len;
+static uint8_t *g_weights, *g_dense;
+static size_t g_weights_len, g_dense_len;
 
 static const char CONFIG[] = "{\"model_type\":\"bert\",\"architectures\":[\"BertModel\"],\"hidden_size\":8,\"num_hidden_layers\":1,"
                              "\"num_attention_heads\":2,\"intermediate_size\":12,\"vocab_size\":20,\"max_position_embeddings\":8,"
                              "\"type_vocab_size\":2,\"layer_norm_eps\":1e-12,\"hidden_act\":\"gelu\"}";
 static const char MODULES[] = "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":\"sentence_transformers.models.Transformer\"},"
                               "{\"idx\":1,\"name\":\"1\",\"path\":\"1_Pooling\",\"type\":\"sentence_transformers.models.Pooling\"},"
-                              "{\"idx\":2,\"name\":\"2\",\"path\":\"2_Normalize\",\"type\":\"sentence_transformers.models.Normalize\"}]";
+                              "{\"idx\":2,\"name\":\"2\",\"path\":\"2_Dense\",\"type\":\"sentence_transformers.models.Dense\"},"
+                              "{\"idx\":3,\"name\":\"3\",\"path\":\"3_Normalize\",\"type\":\"sentence_transformers.models.Normalize\"}]";
 static const char POOLING[] = "{\"word_embedding_dimension\":8,\"pooling_mode_mean_tokens\":true}";
 static const char SBERT[] = "{\"max_seq_length\":8,\"do_lower_case\":false}";
 static const char TOKCFG[] = "{\"do_lower_case\":true,\"model_max_length\":6}";
+static const char DENSE[] = "{\"in_features\":8,\"out_features\":4,\"bias\":true,\"activation_function\":\"torch.nn.modules.activation.Tanh\"}";
 static const char STCFG[] = "{\"prompts\":{\"query\":\"query: \",\"none\":\"\"},\"default_prompt_name\":\"query\"}";
+
+/* The Dense module's SafeTensors: linear.weight [4][8], linear.bias [4]. */
+static void build_dense(void) {
+    static const char hdr[] = "{\"linear.bias\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+                              "\"linear.weight\":{\"dtype\":\"F32\",\"shape\":[4,8],\"data_offsets\":[16,144]}}";
+    const size_t h = (sizeof hdr - 1 + 7) / 8 * 8;
+    g_dense_len = 8 + h + 144;
+    FUZZ_ASSERT((g_dense = calloc(1, g_dense_len)), "out of memory");
+    g_dense[0] = (uint8_t)h;
+    memset(g_dense + 8, ' ', h);
+    memcpy(g_dense + 8, hdr, sizeof hdr - 1);
+    for (int k = 0; k < 36; k++) {
+        float v = (float)((k * 37) % 17 - 8) / 16.0f;
+        memcpy(g_dense + 8 + h + 4 * k, &v, 4);
+    }
+}
 
 /* A BertModel of the sizes above in SafeTensors, with small deterministic weights. */
 static void build_weights(void) {
+    build_dense();
     static const struct { const char *name; int o, i; } t[] = {
         {"embeddings.word_embeddings.weight", V, H}, {"embeddings.position_embeddings.weight", P, H},
         {"embeddings.token_type_embeddings.weight", TV, H}, {"embeddings.LayerNorm.weight", H, 0}, {"embeddings.LayerNorm.bias", H, 0},
@@ -157,11 +177,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!g_weights) build_weights();
     const uint8_t mode = data[0];
     static const char *const names[FILES] = {"model.safetensors", "config.json", "modules.json", "1_Pooling/config.json",
-                                             "sentence_bert_config.json", "tokenizer_config.json", "config_sentence_transformers.json"};
+                                             "sentence_bert_config.json", "tokenizer_config.json", "config_sentence_transformers.json",
+                                             "2_Dense/config.json", "2_Dense/model.safetensors"};
     const uint8_t *defaults[FILES] = {g_weights, (const uint8_t *)CONFIG, (const uint8_t *)MODULES, (const uint8_t *)POOLING,
-                                      (const uint8_t *)SBERT, (const uint8_t *)TOKCFG, (const uint8_t *)STCFG};
+                                      (const uint8_t *)SBERT, (const uint8_t *)TOKCFG, (const uint8_t *)STCFG, (const uint8_t *)DENSE, g_dense};
     size_t lens[FILES] = {g_weights_len, sizeof CONFIG - 1, sizeof MODULES - 1, sizeof POOLING - 1, sizeof SBERT - 1, sizeof TOKCFG - 1,
-                          sizeof STCFG - 1};
+                          sizeof STCFG - 1, sizeof DENSE - 1, g_dense_len};
     const uint8_t *p = data + 1, *end = data + size;
     for (int k = mode & 1 ? 0 : 1; k < FILES && p <= end; k++) { /* the input's parts replace the defaults in order */
         const uint8_t *q = p;
@@ -182,6 +203,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     exercise(m, data, size);
+    if (defaults[2] == (const uint8_t *)MODULES && defaults[7] == (const uint8_t *)DENSE && !(mode & 0x42)) /* the default Dense ran */
+        FUZZ_ASSERT(mlrt_output(m, 0)->dims[1] == 4, "the Dense module's 4 outputs, got %lld", (long long)mlrt_output(m, 0)->dims[1]);
     mlrt_free(m);
     return 0;
 }
