@@ -633,7 +633,11 @@ static mlrt_status read_dense(const ctx *c, char *const *dirs, uint32_t n, uint3
         if ((st = read_dense_config(cf, &in, &out, &bias, &m->w.act, err))) return st;
         if (in != dim)
             return mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, cf->name, "in_features is %u but the embedding before it has %u floats", in, dim);
-        if ((st = mlrt__read_safetensors(wf->bytes ? wf->bytes : none, wf->len, &ts, err))) return st;
+        if ((st = mlrt__read_safetensors(wf->bytes ? wf->bytes : none, wf->len, &ts, err))) { /* (said of which file) */
+            char msg[MLRT_ERROR_MESSAGE_MAX];
+            memcpy(msg, err->message, sizeof msg);
+            return mlrt__fail_in(err, st, wf->name, "%s", msg);
+        }
         const uint8_t *data = (wf->bytes ? wf->bytes : none) + ts.data_begin;
         for (int k = 0; k < 1 + bias && !st; k++) {
             const char *name = k ? "linear.bias" : "linear.weight";
@@ -689,10 +693,9 @@ static void facts(const ctx *c, const config *cf, const mlrt__buf *prompts, mlrt
     mlrt__buf_printf(&b, "\",\"normalize\":%s,\"lowerCase\":%s,\"truncationSide\":\"%s\"", d->normalize ? "true" : "false",
                      d->lower_case ? "true" : "false", d->cut_left ? "left" : "right");
     mlrt__buf_puts(&b, ",\"dense\":[");
-    static const char *const act_names[] = {"identity", "relu", "sigmoid", "tanh"}; /* (MLRT_ACT_ order) */
     for (uint32_t i = 0; i < d->n_dense; i++)
         mlrt__buf_printf(&b, "%s{\"in\":%u,\"out\":%u,\"bias\":%s,\"activation\":\"%s\"}", i ? "," : "", d->dense[i].w.in, d->dense[i].w.out,
-                         d->dense[i].w.b ? "true" : "false", act_names[d->dense[i].w.act]);
+                         d->dense[i].w.b ? "true" : "false", mlrt_activation_name(d->dense[i].w.act));
     mlrt__buf_puts(&b, "]");
     mlrt__buf_puts(&b, prompts->data ? prompts->data : "");
     mlrt__buf_printf(&b, ",\"includePrompt\":%s", d->include_prompt ? "true" : "false");

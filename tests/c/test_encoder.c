@@ -749,8 +749,10 @@ static void test_bad_pooling(void) {
     pooling_fails("[" TR "," PO "]", "{\"pooling_mode\":\"cls\"}", MLRT_ERR_BAD_HEADER, "unknown key 'pooling_mode'");
     pooling_fails("[" TR "," PO "]", "[]", MLRT_ERR_BAD_HEADER, "1_Pooling/config.json: expected a JSON object");
     pooling_fails("[" TR "," PO "]", NULL, MLRT_ERR_INVALID_ARGUMENT, "no 1_Pooling/config.json");
+    pooling_fails("[" TR "," PO ",{\"idx\":2,\"name\":\"2\",\"path\":\"2_CNN\",\"type\":\"sentence_transformers.models.CNN\"}]", mean,
+                  MLRT_ERR_UNSUPPORTED, "type 'sentence_transformers.models.CNN' is not supported (Transformer, Pooling, Dense, Normalize)");
     pooling_fails("[" TR "," PO ",{\"idx\":2,\"name\":\"2\",\"path\":\"2_Dense\",\"type\":\"sentence_transformers.models.Dense\"}]", mean,
-                  MLRT_ERR_UNSUPPORTED, "type 'sentence_transformers.models.Dense' is not supported");
+                  MLRT_ERR_INVALID_ARGUMENT, "names a Dense module in '2_Dense/' but no 2_Dense/config.json was given");
     pooling_fails("[" PO "," TR "]", mean, MLRT_ERR_UNSUPPORTED, "in that order");
     pooling_fails("[" TR "," NO "]", mean, MLRT_ERR_UNSUPPORTED, "in that order");
     pooling_fails("[" TR "]", mean, MLRT_ERR_UNSUPPORTED, "no Pooling module");
