@@ -1219,7 +1219,7 @@ class Encoder {
     this.#live('embed');
     const { batchSize = 32 } = options ?? {};
     checkBatchSize(batchSize, 'embed');
-    const prompt = this.#promptOf(options ?? {});
+    const prompt = this.#promptOf(options ?? {}); // (null: none)
     const one = typeof texts === 'string' || texts instanceof Uint8Array || texts instanceof ArrayBuffer;
     if (!one && !Array.isArray(texts)) throw new MlrtError('INVALID_ARGUMENT', 'embed: expected a text (string or UTF-8 bytes) or an array of texts');
     const all = one ? [texts] : texts, list = new Array(all.length);
@@ -1232,19 +1232,21 @@ class Encoder {
     for (let i = 0; i < n; i += batchSize) {
       const part = list.slice(i, i + batchSize), k = part.length;
       if (w.threads && k > 1 && this.#embedOnThreads(part, prompt, out.subarray(i * dim, (i + k) * dim))) continue;
-      const bound = part.reduce((a, t) => a + utf8Bound(t), utf8Bound(prompt));
+      const bound = part.reduce((a, t) => a + utf8Bound(t), prompt === null ? 0 : utf8Bound(prompt));
       w.withScratch(k * dim * 4 + k * 4 + bound + 1, (outPtr) => {
-        const ends = outPtr + k * dim * 4, promptAt = ends + k * 4, promptLen = p.put(prompt, promptAt), textAt = promptAt + promptLen;
+        const ends = outPtr + k * dim * 4, promptAt = ends + k * 4, promptLen = prompt === null ? 0 : p.put(prompt, promptAt);
+        const textAt = promptAt + promptLen;
         let at = textAt;
         part.forEach((t, j) => { at += p.put(t, at); w.view().setUint32(ends + 4 * j, at - textAt, true); });
-        w.check(w.x.mlrt_embed_prompt(this.#m.ptr, promptAt, promptLen, textAt, ends, k, outPtr, w.error));
+        w.check(w.x.mlrt_embed_prompt(this.#m.ptr, prompt === null ? 0 : promptAt, promptLen, textAt, ends, k, outPtr, w.error));
         out.set(w.array(Float32Array, outPtr, k * dim), i * dim);
       });
     }
     return out;
   }
 
-  // The text embed prepends: options.prompt, or the prompt options.promptName names, or the default ('': none).
+  // The text embed prepends: options.prompt, or the prompt options.promptName names, or the default; null: none.
+  // ('' is a prompt: with includePrompt false, sentence-transformers then leaves [CLS] out of the pooling.)
   #promptOf({ prompt, promptName }) {
     const prompts = this.info.prompts ?? {};
     if (prompt !== undefined && promptName !== undefined) {
@@ -1255,7 +1257,7 @@ class Encoder {
       return textArg(prompt, 'embed: options.prompt');
     }
     const name = promptName ?? this.info.defaultPromptName;
-    if (name === null || name === undefined) return '';
+    if (name === null || name === undefined) return null;
     if (typeof name !== 'string' || !Object.hasOwn(prompts, name)) {
       const known = Object.keys(prompts);
       throw new MlrtError('INVALID_ARGUMENT', `embed: options.promptName ${JSON.stringify(String(name))} is not one of the model's prompts` +
@@ -1330,7 +1332,7 @@ class Encoder {
     const w = this.#wasm, info = this.info, k = texts.length;
     // tokenized below with the file's truncation direction: when the model cuts on the other side, not here
     if ((this.tokenizer.info.truncation?.direction ?? 'right') !== info.truncationSide) return false;
-    if (prompt && info.includePrompt === false) return false;
+    if (prompt !== null && info.includePrompt === false) return false;
     if (prompt) { // prepended, as mlrt_embed_prompt does
       const pb = encoder.encode(prompt);
       texts = texts.map((t) => {
