@@ -116,6 +116,19 @@ test('Dense modules after the pooling (Tanh with bias, then Identity without, th
   s.free(), enc.free();
 });
 
+test('a Dense config as sentence-transformers 5 saves it (module_input_name, module_output_name) loads the same', () => {
+  const d = dense('2_Dense', 7, 32, 24, 'tanh'), mods = modules('2_Dense', '3_Normalize');
+  const plain = rt.loadEncoder({ ...base, ...d.files, 'modules.json': mods });
+  for (const extra of [{ module_input_name: 'sentence_embedding', module_output_name: 'sentence_embedding' }, { module_input_name: 'sentence_embedding', module_output_name: null }]) {
+    const files = { ...base, ...d.files, 'modules.json': mods,
+      '2_Dense/config.json': json({ in_features: 32, out_features: 24, bias: true, activation_function: ACT.tanh, ...extra }) };
+    const enc = rt.loadEncoder(files);
+    sameBits(enc.embed(TEXTS), plain.embed(TEXTS), JSON.stringify(extra));
+    enc.free();
+  }
+  plain.free();
+});
+
 test('each activation sentence-transformers names (Tanh, Identity, ReLU, Sigmoid), F16 weights, no Normalize', async () => {
   for (const act of ['relu', 'sigmoid']) {
     const d = dense('2_Dense', 11, 32, 40, act, true, { dtype: 'F16' });
@@ -150,7 +163,9 @@ test('malformed Dense modules are refused, naming the file and the field', () =>
   bad(folder(cfg({ out_features: 0 })), 'BAD_DIMENSIONS', /out_features is 0/, 'out_features 0');
   bad(folder(cfg({ out_features: 25 })), 'BAD_DIMENSIONS', /tensor 'linear\.weight' is not \[25, 32\]/, 'shape');
   bad(folder(cfg({ bias: 'yes' })), 'BAD_HEADER', /bias: expected true or false/, 'bias type');
-  bad(folder(cfg({ init_weight: null })), 'BAD_HEADER', /2_Dense\/config\.json: unknown key 'init_weight'/, 'unknown key');
+  bad(folder(cfg({ dropout: 0.1 })), 'BAD_HEADER', /2_Dense\/config\.json: unknown key 'dropout'/, 'unknown key');
+  bad(folder(cfg({ module_input_name: 'token_embeddings' })), 'UNSUPPORTED', /module_input_name 'token_embeddings': mlrt runs Dense modules on the sentence embedding/, 'token_embeddings');
+  bad(folder(cfg({ module_output_name: 'dense_out' })), 'UNSUPPORTED', /module_output_name 'dense_out'/, 'another output');
   bad(folder({ '2_Dense/config.json': json({ out_features: 24 }) }), 'BAD_HEADER', /'in_features' is missing/, 'no in_features');
   const noConfig = folder({});
   delete noConfig['2_Dense/config.json'];

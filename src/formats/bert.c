@@ -331,6 +331,12 @@ static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, char **dens
     return st;
 }
 
+/* Whether s, ASCII letters lowercased, is lower. */
+static bool lower_is(const char *s, const char *lower) {
+    for (; *s && *s + (*s >= 'A' && *s <= 'Z') * 32 == *lower; s++, lower++) {}
+    return !*s && !*lower;
+}
+
 /* 1_Pooling/config.json: the pooling modes (keys sentence-transformers' Pooling takes; no others). */
 static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *modes, bool *include, mlrt_error *err) {
     static const char *const flags[6] = {"pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_tokens",
@@ -351,7 +357,17 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
             if (!(st = get_bool(doc.root, file, flags[i], &on, err))) *modes = on ? *modes | 1u << i : *modes & ~(1u << i);
         } else if (!strcmp(k->key, "word_embedding_dimension")) st = get_uint(doc.root, file, k->key, 1, MLRT__MAX_DIM, &dim, err);
         else if (!strcmp(k->key, "include_prompt")) st = get_bool(doc.root, file, k->key, include, err);
-        else st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+        else if (strcmp(k->key, "pooling_mode")) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+    }
+    const char *mode = NULL; /* the constructor's pooling_mode: one mode by name (any case), over the flags */
+    if (!st && !(st = get_str(doc.root, file, "pooling_mode", true, &mode, err)) && mode) {
+        static const char *const names[6] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
+        int i = 0;
+        while (i < 6 && !lower_is(mode, names[i])) i++;
+        if (i == 6)
+            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "pooling_mode '%s': expected cls, lasttoken, max, mean, mean_sqrt_len_tokens "
+                               "or weightedmean", mode);
+        *modes = 1u << i;
     }
     if (!st && dim != hidden)
         st = mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, file, "word_embedding_dimension is %u but the model's hidden size is %u", dim, hidden);
@@ -597,9 +613,17 @@ static mlrt_status read_dense_config(const mlrt_file *f, uint32_t *in, uint32_t 
     if (st) return st;
     const char *file = f->name, *a = acts[1]; /* (Dense's default activation: Tanh) */
     *in = *out = 0, *bias = true;
-    for (const mlrt__json *k = doc.root->child; k && !st; k = k->next)
-        if (strcmp(k->key, "in_features") && strcmp(k->key, "out_features") && strcmp(k->key, "bias") && strcmp(k->key, "activation_function"))
-            st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+    static const char *const keys[] = {"in_features", "out_features", "bias", "activation_function", "module_input_name",
+                                       "module_output_name", NULL}; /* (Dense's config_keys) */
+    for (const mlrt__json *k = doc.root->child; k && !st; k = k->next) {
+        int i = 0;
+        while (keys[i] && strcmp(k->key, keys[i])) i++;
+        if (!keys[i]) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+    }
+    const char *io[2] = {NULL, NULL}; /* the feature it reads and writes: the sentence embedding, or unsupported */
+    for (int j = 0; j < 2 && !st; j++)
+        if (!(st = get_str(doc.root, file, keys[4 + j], true, &io[j], err)) && io[j] && strcmp(io[j], "sentence_embedding"))
+            st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "%s '%s': mlrt runs Dense modules on the sentence embedding", keys[4 + j], io[j]);
     if (!st) st = get_uint(doc.root, file, "in_features", 1, MLRT__MAX_DIM, in, err);
     if (!st) st = get_uint(doc.root, file, "out_features", 1, MLRT__MAX_DIM, out, err);
     if (!st) st = get_bool(doc.root, file, "bias", bias, err);

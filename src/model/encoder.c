@@ -128,13 +128,12 @@ static void run_layer(encoder *e, const layer *L, size_t n, size_t nt, size_t d,
 
 /* One text's pooling in mode m of its n tokens h [n][H] (positions pos [n]; the first `skip` positions
  * masked out, but for CLS) into o [H], as sentence-transformers pools; with every token masked, max
- * gives -1e9 (its fill), last the first token, the means 0 (0 over at least 1e-9). */
+ * gives -1e9 (its fill), the others 0 (the means: 0 over at least 1e-9; last: a masked token times 0). */
 static void pool(const encoder *e, const float *h, size_t n, const uint32_t *pos, uint32_t skip, int m, float *o) {
     const size_t H = e->hidden;
     size_t k = 0;
     while (m != MLRT__TPOOL_CLS && k < n && pos[k] < skip) k++;
     if (k < n) mlrt__pool_tokens(h + k * H, H, n - k, H, pos + k, (mlrt__tpool)m, o);
-    else if (m == MLRT__TPOOL_LAST) memcpy(o, h, H * sizeof *o);
     else for (size_t i = 0; i < H; i++) o[i] = m == MLRT__TPOOL_MAX ? -1e9f : 0.0f;
 }
 
@@ -152,7 +151,7 @@ static void forward(encoder *e, size_t n, size_t nt, uint32_t skip, float *out) 
     norm(e, e->ln, e->h, NULL, e->h, n);
     /* one token per text pooled: 1 the first, 2 the last */
     int pick = !e->layers ? 0 : e->pooling == MLRT__EPOOL_CLS ? 1 : e->pooling == MLRT__EPOOL_LAST ? 2 : 0;
-    for (size_t s = 0; pick == 2 && s < nt; s++) /* (a text the prompt masks whole pools its first token) */
+    for (size_t s = 0; pick == 2 && s < nt; s++) /* (a text the prompt masks whole pools zeros) */
         if (e->tok_pos[e->starts[s + 1] - 1] < skip) pick = 0;
     for (uint32_t l = 0; l < e->layers; l++) run_layer(e, &e->layer[l], n, nt, d, scale, l + 1 == e->layers ? pick : 0);
     for (size_t s = 0; s < nt; s++, out += e->dim) {

@@ -746,7 +746,19 @@ static void test_bad_pooling(void) {
     pooling_fails("[" TR "," PO "]", "{\"word_embedding_dimension\":32,\"pooling_mode_avg\":true}", MLRT_ERR_BAD_HEADER, "unknown key 'pooling_mode_avg'");
     pooling_fails("[" TR "," PO "]", "{\"word_embedding_dimension\":33}", MLRT_ERR_BAD_DIMENSIONS, "word_embedding_dimension is 33");
     pooling_fails("[" TR "," PO "]", "{\"pooling_mode_mean_tokens\":false}", MLRT_ERR_BAD_HEADER, "no pooling mode");
-    pooling_fails("[" TR "," PO "]", "{\"pooling_mode\":\"cls\"}", MLRT_ERR_BAD_HEADER, "unknown key 'pooling_mode'");
+    pooling_fails("[" TR "," PO "]", "{\"pooling_mode\":\"first\"}", MLRT_ERR_BAD_HEADER, "pooling_mode 'first': expected cls, lasttoken,");
+    pooling_fails("[" TR "," PO "]", "{\"pooling_mode\":1}", MLRT_ERR_BAD_HEADER, "pooling_mode: expected a string");
+    /* the constructor's pooling_mode names one mode (any case), over the flags; null leaves them */
+    static const char *const by_name[][2] = {{"{\"pooling_mode\":\"CLS\",\"pooling_mode_mean_tokens\":true}", "\"pooling\":\"cls\""},
+                                             {"{\"pooling_mode\":\"Mean_Sqrt_Len_Tokens\"}", "\"pooling\":\"mean_sqrt_len\""},
+                                             {"{\"pooling_mode\":null,\"pooling_mode_max_tokens\":true}", "\"pooling\":\"max+mean\""}};
+    for (size_t i = 0; i < LEN(by_name); i++) {
+        folder d = tiny_folder(NULL, NULL);
+        add_str(&d, "modules.json", "[" TR "," PO "]");
+        add_str(&d, "1_Pooling/config.json", by_name[i][0]);
+        mlrt_model *m = LOAD(&d);
+        if (m) CHECK_CONTAINS(mlrt_model_info_json(m), by_name[i][1]);
+    }
     pooling_fails("[" TR "," PO "]", "[]", MLRT_ERR_BAD_HEADER, "1_Pooling/config.json: expected a JSON object");
     pooling_fails("[" TR "," PO "]", NULL, MLRT_ERR_INVALID_ARGUMENT, "no 1_Pooling/config.json");
     pooling_fails("[" TR "," PO ",{\"idx\":2,\"name\":\"2\",\"path\":\"2_CNN\",\"type\":\"sentence_transformers.models.CNN\"}]", mean,
