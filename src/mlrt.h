@@ -380,9 +380,8 @@ mlrt_tokenizer *mlrt_model_tokenizer(mlrt_model *model);
 mlrt_status mlrt_embed(mlrt_model *model, const char *texts, const size_t *ends, size_t n, float *out, mlrt_error *err);
 /* mlrt_embed with a prompt, prompt [prompt_len] (UTF-8), prepended to every text, as sentence-transformers'
  * encode(prompt=...) does: NULL is the model's default prompt (config_sentence_transformers.json's
- * default_prompt_name; mlrt_embed uses it), or none when it has no default. With Pooling's include_prompt
- * false, a prompt's tokens ([CLS] and the prompt's own, counted by tokenizing it alone) are left out of
- * the pooling but CLS: an empty prompt "" too leaves [CLS] out, as in sentence-transformers. */
+ * default_prompt_name; mlrt_embed uses it), "" none. With Pooling's include_prompt false, the prompt's
+ * tokens ([CLS] and the prompt's own, counted by tokenizing it alone) are left out of the pooling but CLS. */
 mlrt_status mlrt_embed_prompt(mlrt_model *model, const char *prompt, size_t prompt_len, const char *texts, const size_t *ends,
                               size_t n, float *out, mlrt_error *err);
 

@@ -42,7 +42,7 @@ const USAGE = `usage:
                 .safetensors file with those files beside it; one embedding per text, --input: one per
                 line. json: an array of n arrays of dim numbers; f32: raw little-endian n x dim; npy: (n, dim).
                 --prompt / --prompt-name: a text, or one of the model's prompts, before every text; by default
-                the model's default prompt (config_sentence_transformers.json); --prompt '' adds none)
+                the model's default prompt (config_sentence_transformers.json); --prompt '' for none)
   mlrt search INDEX QUERY | --input FILE [--model DIR] [--k N] [--json]
                (INDEX: a lemma index, e.g. build/wordnet/lemmas.q8.index; the encoder's folder is
                 --model DIR, by default INDEX's folder; the top k words (10) with their cosine)

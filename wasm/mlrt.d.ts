@@ -575,7 +575,7 @@ export interface TokenInput {
 export interface EmbedOptions {
   /** Texts per call into the module (default 32); results do not depend on it. */
   readonly batchSize?: number;
-  /** A text put before every text ('' adds none; see embed). */
+  /** A text put before every text ('' for none). */
   readonly prompt?: string;
   /** One of info.prompts, put before every text. */
   readonly promptName?: string;
@@ -602,8 +602,7 @@ export interface Encoder {
    * model's (info.lowerCase) non-ASCII texts, and texts whose prompt the pooling leaves out.
    * A prompt is put before every text, as sentence-transformers' encode(prompt=, prompt_name=) does:
    * options.prompt (a text) or options.promptName (a key of info.prompts; not both: INVALID_ARGUMENT),
-   * else the model's default prompt (info.defaultPromptName); prompt: '' adds nothing (but, as in
-   * sentence-transformers, with info.includePrompt false it still leaves [CLS] out of the pooling). */
+   * else the model's default prompt (info.defaultPromptName); prompt: '' for none. */
   embed(texts: TokenizerText | readonly TokenizerText[], options?: EmbedOptions): Float32Array;
   /** Token ids -> Float32Array(rows * info.dim). INVALID_ARGUMENT for an id outside the vocabulary, a
    * row wider than info.maxPositions, a row without tokens, left padding with CLS pooling. With threads,

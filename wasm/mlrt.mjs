@@ -1245,8 +1245,8 @@ class Encoder {
     return out;
   }
 
-  // The text embed prepends: options.prompt, or the prompt options.promptName names, or the default; null: none.
-  // ('' is a prompt: with includePrompt false, sentence-transformers then leaves [CLS] out of the pooling.)
+  // The text embed prepends: options.prompt, or the prompt options.promptName names, or the default; null
+  // or '': none (as in current sentence-transformers, whose encode tests `if prompt:`, in the pooling too).
   #promptOf({ prompt, promptName }) {
     const prompts = this.info.prompts ?? {};
     if (prompt !== undefined && promptName !== undefined) {
@@ -1332,7 +1332,7 @@ class Encoder {
     const w = this.#wasm, info = this.info, k = texts.length;
     // tokenized below with the file's truncation direction: when the model cuts on the other side, not here
     if ((this.tokenizer.info.truncation?.direction ?? 'right') !== info.truncationSide) return false;
-    if (prompt !== null && info.includePrompt === false) return false;
+    if (prompt && info.includePrompt === false) return false;
     if (prompt) { // prepended, as mlrt_embed_prompt does
       const pb = encoder.encode(prompt);
       texts = texts.map((t) => {

@@ -199,7 +199,7 @@ static mlrt_status read_prompts(const mlrt__json *o, const char *file, mlrt__buf
         return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "default_prompt_name '%s' is not one of the prompts", name->str);
     if (def) mlrt__buf_json_string(facts, name->str, name->len);
     else mlrt__buf_puts(facts, "null");
-    if (def) { /* (an empty one too: with include_prompt false, sentence-transformers leaves its [CLS] out) */
+    if (def && def->len) { /* (an empty prompt is none: current sentence-transformers ignores it whole) */
         if (!(*text = malloc(def->len + 1))) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", file);
         memcpy(*text, def->str, def->len + 1), *len = (uint32_t)def->len;
     }

@@ -181,8 +181,7 @@ typedef struct mlrt__enc_desc {
     bool cut_left;                  /* tokenizer_config.json's truncation_side "left" (transformers: it, not
                                      * tokenizer.json's direction, decides; default right) */
     char *prompt;                   /* [prompt_len + 1] the default prompt's text, prepended to every text
-                                     * (config_sentence_transformers.json's default_prompt_name; "" is
-                                     * one), or NULL */
+                                     * (config_sentence_transformers.json's default_prompt_name), or NULL */
     uint32_t prompt_len;
     bool include_prompt;            /* Pooling's include_prompt (default true): false leaves the prompt's
                                      * tokens ([CLS] and the prompt's own) out of the pooling but CLS */

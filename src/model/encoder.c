@@ -38,7 +38,7 @@ typedef struct encoder {
     float eps;
     bool normalize, lower_case, cut_left, borrowed;
     bool skip_prompt;               /* Pooling's include_prompt false: a prompt's tokens are not pooled (but by CLS) */
-    char *prompt;                   /* [prompt_len + 1] the default prompt (mlrt_embed prepends it; "" is one), or NULL */
+    char *prompt;                   /* [prompt_len + 1] the default prompt (mlrt_embed prepends it), or NULL */
     uint32_t prompt_len;
     bool word_in_file;              /* word.bytes lies in one of blocks */
     table word;
@@ -344,7 +344,7 @@ mlrt_status mlrt_embed_prompt(mlrt_model *m, const char *prompt, size_t prompt_l
     enum { TEXTS = 64 }; /* texts tokenized at a time */
     mlrt_encode_options opt = {e->max_length, MLRT_TRUNCATION_LONGEST_FIRST, MLRT_PADDING_LONGEST};
     uint32_t skip = 0;
-    mlrt_status st = p && e->skip_prompt ? prompt_tokens(e, p, pl, &opt, &skip, err) : MLRT_OK; /* ("" too: its [CLS]) */
+    mlrt_status st = pl && e->skip_prompt ? prompt_tokens(e, p, pl, &opt, &skip, err) : MLRT_OK; /* ("": none, as current ST) */
     for (size_t i = 0; i < n && !st; i += TEXTS) {
         size_t k = n - i < TEXTS ? n - i : TEXTS, base = i ? ends[i - 1] : 0, rel[TEXTS];
         for (size_t j = 0; j < k; j++) rel[j] = ends[i + j] - base;
