@@ -99,9 +99,8 @@ const JSON_CASES = [
     /post_processor\.(sep|cls): expected \[token, id\]/],
   // added tokens
   ['an added token without special', () => edit((j) => { delete j.added_tokens[0].special; }), 'BAD_HEADER', /added_tokens\[0\]\.special: expected a boolean, got nothing/],
-  ['an added token with lstrip', () => edit((j) => { j.added_tokens[4].lstrip = true; }), 'UNSUPPORTED', /added_tokens\[4\] \("\[MASK\]"\): lstrip: true is not supported/],
-  ['an added token with rstrip', () => edit((j) => { j.added_tokens[1].rstrip = true; }), 'UNSUPPORTED', /added_tokens\[1\] \("\[UNK\]"\): rstrip: true is not supported/],
-  ['an added token with single_word', () => edit((j) => { j.added_tokens[1].single_word = true; }), 'UNSUPPORTED', /single_word: true/],
+  ['an added token with single_word', () => edit((j) => { j.added_tokens[1].single_word = true; }), 'UNSUPPORTED', /added_tokens\[1\] \("\[UNK\]"\): single_word: true is not supported/],
+  ['an added token with lstrip "yes"', () => edit((j) => { j.added_tokens[4].lstrip = 'yes'; }), 'BAD_HEADER', /added_tokens\[4\]\.lstrip: expected a boolean, got string/],
   ['an added token with another id', () => edit((j) => { j.added_tokens[2].id = 7; }), 'BAD_HEADER', /added_tokens\[2\]: "\[CLS\]" has id 7, but its id is 2 \(its id in model\.vocab\)/],
   ['a special added token outside the vocab with a skipped id', () => edit((j) => { j.added_tokens.push({ id: 9, content: '<x>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }); }),
     'BAD_HEADER', /added_tokens\[5\]: "<x>" has id 9, but its id is 8 \(the next one after the vocabulary\)/],

@@ -288,6 +288,33 @@ test('added tokens with normalized: true (what add_tokens() writes) match in nor
   }
 });
 
+test('added tokens with lstrip / rstrip take the White_Space beside them, in raw and in normalized text, as Rust', async () => {
+  const texts = ['a <l> b', 'a\u3000\u00a0<l>b', 'x<r>   y', '<lr>', '  <lr>  ', 'hello [MASK] world', 'hello[MASK]world', 'a <l><r> b',
+    'a <r> <l> b', 'covid  covid\tcovid\ncovid', ' Covid ', 'x\u2028<lr>\u2029y', '<l>', '   <l>', '<r>   ', 'mid <l>word and word<r> end',
+    'nothing here', '', 'COVID <l> [MASK] <r> café', 'a long text ' + '<l> covid [MASK] <r> x '.repeat(10), ...TEXTS.slice(0, 30)];
+  const flags = (o) => ({ single_word: false, lstrip: false, rstrip: false, normalized: false, special: false, ...o });
+  for (const name of ['bge-small-en-v1.5', 'no-pre-tokenizer', 'no-normalizer', 'cased', 'left-truncation-24']) {
+    const j = JSON.parse(json[name]);
+    for (const a of j.added_tokens) if (a.content === '[MASK]') a.lstrip = true; // (as RoBERTa's and MPNet's <mask>)
+    j.added_tokens.push({ id: 30522, content: '<l>', ...flags({ lstrip: true, special: true }) },
+      { id: 30523, content: '<r>', ...flags({ rstrip: true }) },
+      { id: 30524, content: '<lr>', ...flags({ lstrip: true, rstrip: true, special: true }) },
+      { id: 30525, content: 'covid', ...flags({ lstrip: true, rstrip: true, normalized: true }) });
+    const text = JSON.stringify(j), tok = rt.loadTokenizer(enc.encode(text)), oracle = Oracle.fromString(text);
+    for (const t of texts) {
+      same(tok.encode(t), await oracle.encode(t, null), `${name}: ${JSON.stringify(t)}`);
+      const ids = [...tok.encode(t).ids];
+      for (const skip of [false, true]) assert.equal(tok.decode(ids, { skipSpecialTokens: skip }), await oracle.decode(ids, skip), `${name} ${skip}: ${JSON.stringify(t)}`);
+    }
+    await compareBatch(tok, oracle, texts, `${name} batch`);
+    tok.dispose();
+  }
+  // single_word stays refused, naming the token
+  const j = JSON.parse(json['bge-small-en-v1.5']);
+  j.added_tokens.push({ id: 30522, content: '<w>', ...flags({ single_word: true }) });
+  assert.throws(() => rt.loadTokenizer(enc.encode(JSON.stringify(j))), (e) => e.code === 'UNSUPPORTED' && /added_tokens\[5\] \("<w>"\): single_word: true is not supported/.test(e.message));
+});
+
 test('the SIMD128, scalar and relaxed builds give the same encodings', () => {
   const toks = Object.fromEntries(Object.entries(builds).map(([k, b]) => [k, b.loadTokenizer(enc.encode(json['e5-small-v2']))]));
   assert.equal(builds.relaxed.build.relaxed, true);

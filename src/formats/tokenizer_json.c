@@ -13,7 +13,7 @@
  *   version other than "1.0"                                       UNSUPPORTED_VERSION
  *   components Rust knows and mlrt does not run (BPE, Unigram,
  *   WordLevel, ByteLevel, Metaspace, Sequence, ...), added-token
- *   flags lstrip/rstrip/single_word/normalized                      UNSUPPORTED
+ *   flag single_word                                               UNSUPPORTED
  * Unknown keys inside a component are ignored, as Rust does. Stricter than Rust (which defers or
  * ignores these): unk_token must be in the vocabulary, special ids must be the vocabulary's, an
  * added token's id must be the one Rust assigns, truncation.max_length must cover the specials. */
@@ -265,10 +265,9 @@ static mlrt_status read_added(rd *r, const mlrt__json *list) {
         if ((st = get_uint(r, t, path, "id", UINT32_MAX, &id)) || (st = get_string(r, t, path, "content", &content))) return st;
         for (int k = 0; k < 5; k++)
             if ((st = get_bool(r, t, path, names[k], &flags[k]))) return st;
-        for (int k = 1; k < 4; k++) /* normalized: true is matched in normalized text (model/tokenizer.c) */
-            if (flags[k])
+        if (flags[1]) /* (lstrip, rstrip and normalized are matched as Rust does: model/tokenizer.c) */
                 return fail(r, MLRT_ERR_UNSUPPORTED, "%s (\"%s\"): %s: true is not supported", path,
-                                  content->str, names[k]);
+                                  content->str, names[1]);
         if (content->len == 0 || content->len > MLRT__TOK_MAX_TOKEN)
             return fail(r, MLRT_ERR_BAD_HEADER, "%s.content: %zu bytes (must be 1 to %u)", path,
                               content->len, MLRT__TOK_MAX_TOKEN);
@@ -289,7 +288,7 @@ static mlrt_status read_added(rd *r, const mlrt__json *list) {
         a->len = (uint32_t)content->len;
         a->id = id;
         a->special = flags[0];
-        a->normalized = flags[4];
+        a->normalized = flags[4], a->lstrip = flags[2], a->rstrip = flags[3];
         d->n_added = i + 1;
     }
     return MLRT_OK;

@@ -216,6 +216,7 @@ typedef struct mlrt__tok_added {
     uint32_t id;                    /* the vocabulary's id of content, or n_vocab + k for the k-th one outside it */
     bool special;                   /* skipped by decode when asked */
     bool normalized;                /* matched in normalized text, as content through the normalizer (norm) */
+    bool lstrip, rstrip;            /* the White_Space before (after) a match is the token's, not the text's */
     char *norm;                     /* [norm_len + 1] that form (set when the tokenizer is built), or NULL */
     uint32_t norm_len;
 } mlrt__tok_added;
@@ -253,7 +254,7 @@ typedef struct mlrt__tok_desc {
     bool clean_text, chinese_chars, strip_accents, lowercase; /* strip_accents resolved (null: = lowercase) */
     /* pre-tokenizer: BertPreTokenizer, or none (the whole normalized text is one word) */
     bool pre_tokenize;
-    /* added tokens (normalized: false, no lstrip/rstrip/single_word) */
+    /* added tokens (no single_word) */
     mlrt__tok_added *added;         /* [n_added] in file order */
     uint32_t n_added;
     uint32_t n_ids;                 /* n_vocab + the added tokens outside the vocabulary */

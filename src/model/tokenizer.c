@@ -114,6 +114,25 @@ static long added_at(const mlrt_tokenizer *t, const mlrt__tok_matcher *m, const 
     return -1;
 }
 
+/* lstrip: where the run of White_Space that ends at s + i begins, not before from (Rust: \s*$ on the text
+ * before the match, and never into the previous match). */
+static size_t space_before(const uint8_t *s, size_t from, size_t i) {
+    while (i > from) {
+        size_t k = i, at;
+        do k--; while (k > from && (s[k] & 0xc0) == 0x80);
+        at = k;
+        if (!mlrt__uni_is_white_space(mlrt__utf8_next(s, &at))) break;
+        i = k;
+    }
+    return i;
+}
+
+/* rstrip: where the run of White_Space that starts at s + i ends (Rust: ^\s* on the text after it). */
+static size_t space_after(const uint8_t *s, size_t i, size_t n) {
+    for (size_t k = i; i < n && mlrt__uni_is_white_space(mlrt__utf8_next(s, &k)); k = i) i = k;
+    return i;
+}
+
 /* One added token's id appended, a split after it (for truncation). */
 static bool push_added(mlrt_tokenizer *t, mlrt__vec *out, uint32_t id) {
     if (!mlrt__vec_reserve(out, 1, sizeof(int32_t))) return false;
@@ -129,9 +148,11 @@ static bool normalized_piece(mlrt_tokenizer *t, mlrt__vec *out) {
     for (size_t i = 0; t->normed.n && i < n && !t->stop; i++) {
         long b = added_at(t, &t->normed, s + i, n - i);
         if (b < 0) continue;
-        if ((i > gap && !mlrt__tok_words(t, s + gap, i - gap, out)) || (!t->stop && !push_added(t, out, t->d.added[b].id))) return false;
-        i += t->d.added[b].norm_len - 1;
-        gap = i + 1;
+        const mlrt__tok_added *a = &t->d.added[b];
+        size_t begin = a->lstrip ? space_before(s, gap, i) : i, end = i + a->norm_len;
+        if ((begin > gap && !mlrt__tok_words(t, s + gap, begin - gap, out)) || (!t->stop && !push_added(t, out, a->id))) return false;
+        gap = a->rstrip ? space_after(s, end, n) : end;
+        i = gap - 1;
     }
     return t->stop || gap >= n || mlrt__tok_words(t, s + gap, n - gap, out);
 }
@@ -164,14 +185,16 @@ static bool encode_sequence(mlrt_tokenizer *t, const uint8_t *s, size_t n, mlrt_
     for (size_t i = 0; i <= n && ok && !t->stop; i++) {
         long a = i < n ? added_at(t, &t->raw, s + i, n - i) : -1;
         if (a < 0 && i < n) continue;
-        if (i > gap) {
+        const mlrt__tok_added *m = a < 0 ? NULL : &t->d.added[a];
+        size_t begin = m && m->lstrip ? space_before(s, gap, i) : i; /* (the text before the match ends here) */
+        if (begin > gap) {
             t->norm.len = 0;
-            if (!mlrt__tok_normalize(t, s + gap, i - gap) || !normalized_piece(t, out)) { ok = false; break; }
+            if (!mlrt__tok_normalize(t, s + gap, begin - gap) || !normalized_piece(t, out)) { ok = false; break; }
         }
-        if (a < 0 || t->stop) break;
-        ok = push_added(t, out, t->d.added[a].id);
-        i += t->d.added[a].len - 1;
-        gap = i + 1;
+        if (!m || t->stop) break;
+        ok = push_added(t, out, m->id);
+        gap = m->rstrip ? space_after(s, i + m->len, n) : i + m->len;
+        i = gap - 1;
     }
     if (ok && limit && left) limit_left(t, out);
     t->limit = 0, t->stop = false;
