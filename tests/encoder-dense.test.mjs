@@ -126,6 +126,11 @@ test('a Dense config as sentence-transformers 5 saves it (module_input_name, mod
     sameBits(enc.embed(TEXTS), plain.embed(TEXTS), JSON.stringify(extra));
     enc.free();
   }
+  // without activation_function, Dense's default: Tanh
+  const noAct = rt.loadEncoder({ ...base, ...d.files, 'modules.json': mods, '2_Dense/config.json': json({ in_features: 32, out_features: 24 }) });
+  assert.equal(noAct.info.dense[0].activation, 'tanh');
+  sameBits(noAct.embed(TEXTS), plain.embed(TEXTS), 'no activation_function: Tanh');
+  noAct.free();
   plain.free();
 });
 
@@ -163,6 +168,7 @@ test('malformed Dense modules are refused, naming the file and the field', () =>
   bad(folder(cfg({ out_features: 0 })), 'BAD_DIMENSIONS', /out_features is 0/, 'out_features 0');
   bad(folder(cfg({ out_features: 25 })), 'BAD_DIMENSIONS', /tensor 'linear\.weight' is not \[25, 32\]/, 'shape');
   bad(folder(cfg({ bias: 'yes' })), 'BAD_HEADER', /bias: expected true or false/, 'bias type');
+  bad(folder(cfg({ activation_function: null })), 'BAD_HEADER', /activation_function: expected a string, got null/, 'activation null');
   bad(folder(cfg({ dropout: 0.1 })), 'BAD_HEADER', /2_Dense\/config\.json: unknown key 'dropout'/, 'unknown key');
   bad(folder(cfg({ module_input_name: 'token_embeddings' })), 'UNSUPPORTED', /module_input_name 'token_embeddings': mlrt runs Dense modules on the sentence embedding/, 'token_embeddings');
   bad(folder(cfg({ module_output_name: 'dense_out' })), 'UNSUPPORTED', /module_output_name 'dense_out'/, 'another output');

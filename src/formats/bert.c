@@ -627,12 +627,12 @@ static mlrt_status read_dense_config(const mlrt_file *f, uint32_t *in, uint32_t 
     if (!st) st = get_uint(doc.root, file, "in_features", 1, MLRT__MAX_DIM, in, err);
     if (!st) st = get_uint(doc.root, file, "out_features", 1, MLRT__MAX_DIM, out, err);
     if (!st) st = get_bool(doc.root, file, "bias", bias, err);
-    if (!st) st = get_str(doc.root, file, "activation_function", false, &a, err);
+    if (!st && mlrt__json_get(doc.root, "activation_function")) st = get_str(doc.root, file, "activation_function", false, &a, err);
     if (!st && (!*in || !*out)) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "'%s' is missing", *in ? "out_features" : "in_features");
     int i = 0;
-    while (!st && a && i < 4 && strcmp(a, acts[i])) i++;
-    if (!st && (!a || i == 4))
-        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "activation_function '%s': mlrt runs Identity, Tanh, ReLU and Sigmoid", a ? a : "(none)");
+    while (!st && i < 4 && strcmp(a, acts[i])) i++;
+    if (!st && i == 4)
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "activation_function '%s': mlrt runs Identity, Tanh, ReLU and Sigmoid", a);
     if (!st) *act = ids[i];
     mlrt__json_free(&doc);
     return st;
