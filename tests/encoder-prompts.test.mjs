@@ -73,7 +73,9 @@ async function reference(files, texts, prompt, normalize) {
   const tok = Tokenizer.fromString(td.decode(files['tokenizer.json']));
   tok.setTruncation(64);
   tok.disablePadding();
-  const skip = (await tok.encode(prompt)).getIds().length - 1;
+  // the prompt's tokens, less the last when it is a special token (sentence-transformers' _get_prompt_length)
+  const special = new Set(JSON.parse(td.decode(files['tokenizer.json'])).added_tokens.filter((a) => a.special).map((a) => a.id));
+  const pids = Array.from((await tok.encode(prompt)).getIds()), skip = pids.length - (special.has(pids.at(-1)) ? 1 : 0);
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
   const session = await ort.InferenceSession.create(folderToOnnx(files, { tokenEmbeddings: true }), { executionProviders: ['wasm'] });
@@ -107,6 +109,14 @@ test('include_prompt false: the prompt\'s tokens are left out of the mean (onnxr
   const withPrompt = kept.embed(TEXTS, { prompt });
   assert.ok(withPrompt.some((v, i) => Math.abs(v - got[i]) > 1e-3), 'include_prompt true pools the prompt too (the case tells them apart)');
   sameBits(enc.embed(TEXTS), kept.embed(TEXTS), 'without a prompt include_prompt changes nothing');
+  // a tokenizer without a post-processor adds no [SEP]: the prompt's tokens are all left out, none less
+  const bare = { ...files, 'tokenizer.json': te.encode(JSON.stringify({ ...JSON.parse(td.decode(files['tokenizer.json'])), post_processor: null })) };
+  const encBare = rt.loadEncoder(bare), refBare = await reference(bare, TEXTS, prompt, enc.info.normalize), gotBare = encBare.embed(TEXTS, { prompt });
+  assert.equal(refBare.skip, ref.skip - 1, 'no [CLS] in the count either');
+  let worstBare = 0;
+  for (let i = 0; i < gotBare.length; i++) worstBare = Math.max(worstBare, Math.abs(gotBare[i] - refBare.values[i]));
+  assert.ok(worstBare <= 1e-5, `no post-processor: max |Δ| ${worstBare}`);
+  encBare.free();
   // '' is no prompt (current sentence-transformers: `if prompt:`), in the pooling too
   sameBits(enc.embed(TEXTS, { prompt: '' }), kept.embed(TEXTS), "prompt ''");
   const emptyDefault = rt.loadEncoder(withPooling({ include_prompt: false }, withST({ prompts: { none: '' }, default_prompt_name: 'none' })));

@@ -314,14 +314,18 @@ static mlrt_status prefix(encoder *e, const char *p, size_t pl, const char *s, s
 }
 
 /* The positions a prompt covers, as sentence-transformers counts them to leave out of the pooling: the
- * prompt tokenized alone (lowercased as the texts are), less its last token ([SEP]). */
+ * prompt tokenized alone (lowercased as the texts are), less its last token when that is a special
+ * token ([SEP]; a tokenizer without a post-processor adds none). */
 static mlrt_status prompt_tokens(encoder *e, const char *p, size_t pl, const mlrt_encode_options *opt, uint32_t *skip, mlrt_error *err) {
     size_t end = pl;
     mlrt_status st = MLRT_OK;
     if (e->lower_case && !(st = lowercase(e, p, &end, 1, err))) p = e->lower.p, end = *(const size_t *)e->lower_ends.p;
     mlrt_batch_encoding be;
     if (!st) st = mlrt__tokenizer_encode_batch_cut(e->tok, p, &end, 1, opt, e->cut_left, &be, err);
-    if (!st) *skip = be.width ? (uint32_t)be.width - 1 : 0;
+    bool special = false;
+    for (uint32_t i = 0; !st && be.width && i < e->tok->d.n_added; i++)
+        special |= e->tok->d.added[i].special && (int32_t)e->tok->d.added[i].id == be.ids[be.width - 1];
+    if (!st) *skip = (uint32_t)be.width - special;
     return st;
 }
 
