@@ -70,6 +70,17 @@ static void fuzz_check_json_output(const char *s) {
     mlrt__json_free(&doc);
 }
 
+/* Whether mlrt's JSON output s (an object) has the top-level member key: a key inside the file's own
+ * metadata (which the output carries) does not count, whatever its text. */
+static bool fuzz_json_has(const char *s, const char *key) {
+    mlrt__json_doc doc;
+    mlrt_error e;
+    FUZZ_ASSERT(mlrt__json_parse((const uint8_t *)s, strlen(s), "output", &doc, &e) == MLRT_OK, "output: %s", e.message);
+    bool has = mlrt__json_get(doc.root, key) != NULL;
+    mlrt__json_free(&doc);
+    return has;
+}
+
 /* The invariants mlrt__read_safetensors / mlrt__read_bintensors promise on success. */
 static void fuzz_check_tensorset(const mlrt__tensorset *ts, size_t file_size) {
     FUZZ_ASSERT(ts->data_begin >= 8 && ts->data_begin <= file_size, "data_begin %zu of %zu", ts->data_begin,
