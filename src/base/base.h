@@ -111,6 +111,7 @@ uint32_t mlrt__uni_tables_fnv(void);
 extern const uint32_t mlrt__uni_tables_fnv_want;
 /* UTF-8: decoding and encoding one character of valid text (put writes at most 4 bytes). */
 uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i);
+uint32_t mlrt__utf8_prev(const uint8_t *s, size_t begin, size_t *i); /* the one ending at *i (> begin); *i to its start */
 size_t mlrt__utf8_put(uint8_t *out, uint32_t cp);
 
 /* ---- a growable array (base/buf.c) ---- */

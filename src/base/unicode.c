@@ -39,6 +39,12 @@ uint32_t mlrt__utf8_next(const uint8_t *s, size_t *i) {
     return c;
 }
 
+uint32_t mlrt__utf8_prev(const uint8_t *s, size_t begin, size_t *i) {
+    do --*i; while (*i > begin && (s[*i] & 0xc0) == 0x80);
+    size_t k = *i;
+    return mlrt__utf8_next(s, &k);
+}
+
 size_t mlrt__utf8_put(uint8_t *o, uint32_t cp) {
     if (cp < 0x80) { o[0] = (uint8_t)cp; return 1; }
     if (cp < 0x800) { o[0] = (uint8_t)(0xc0 | cp >> 6); o[1] = (uint8_t)(0x80 | (cp & 63)); return 2; }

@@ -84,6 +84,16 @@ static mlrt_status get_bool(const mlrt__json *obj, const char *file, const char 
     return MLRT_OK;
 }
 
+/* Every key of obj is one of keys (NULL-terminated), else BAD_HEADER naming the first that is not. */
+static mlrt_status only_keys(const mlrt__json *obj, const char *file, const char *const *keys, mlrt_error *err) {
+    for (const mlrt__json *k = obj->child; k; k = k->next) {
+        int i = 0;
+        while (keys[i] && strcmp(k->key, keys[i])) i++;
+        if (!keys[i]) return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
+    }
+    return MLRT_OK;
+}
+
 /* A string field: absent gives NULL; present must be a string (null too when null_ok). */
 static mlrt_status get_str(const mlrt__json *obj, const char *file, const char *key, bool null_ok, const char **out, mlrt_error *err) {
     const mlrt__json *v = mlrt__json_get(obj, key);
@@ -215,12 +225,8 @@ static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *e
     const mlrt__json *v = mlrt__json_get(o, "normalize");
     static const char *const keys[] = {"pooling", "normalize", "max_seq_length", "do_lower_case", "include_prompt", "prompts",
                                        "default_prompt_name", NULL};
-    for (const mlrt__json *k = o->child; k; k = k->next) {
-        int i = 0;
-        while (keys[i] && strcmp(k->key, keys[i])) i++;
-        if (!keys[i]) return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: unknown key '%s'", file, k->key);
-    }
-    mlrt_status st = get_str(o, file, "pooling", false, &pool, err);
+    mlrt_status st = only_keys(o, file, keys, err);
+    if (!st) st = get_str(o, file, "pooling", false, &pool, err);
     if (!st && (!pool || !v)) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: '%s' is missing", file, pool ? "normalize" : "pooling");
     for (const char *p = pool; !st && p && *p;) { /* mode names joined by '+' */
         size_t n = strcspn(p, "+");
@@ -615,11 +621,7 @@ static mlrt_status read_dense_config(const mlrt_file *f, uint32_t *in, uint32_t 
     *in = *out = 0, *bias = true;
     static const char *const keys[] = {"in_features", "out_features", "bias", "activation_function", "module_input_name",
                                        "module_output_name", NULL}; /* (Dense's config_keys) */
-    for (const mlrt__json *k = doc.root->child; k && !st; k = k->next) {
-        int i = 0;
-        while (keys[i] && strcmp(k->key, keys[i])) i++;
-        if (!keys[i]) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
-    }
+    st = only_keys(doc.root, file, keys, err);
     const char *io[2] = {NULL, NULL}; /* the feature it reads and writes: the sentence embedding, or unsupported */
     for (int j = 0; j < 2 && !st; j++)
         if (!(st = get_str(doc.root, file, keys[4 + j], true, &io[j], err)) && io[j] && strcmp(io[j], "sentence_embedding"))
@@ -647,10 +649,11 @@ static mlrt_status read_dense(const ctx *c, char *const *dirs, uint32_t n, uint3
         const char *dir = dirs[i];
         mlrt__enc_dense *m = &d->dense[i];
         const mlrt_file *cf = find_file(c, dir, "config.json"), *wf = find_file(c, dir, "model.safetensors");
+        const bool bin = cf && !wf && find_file(c, dir, "pytorch_model.bin"); /* (only its weights in the old format) */
         if (!cf || !wf)
-            return mlrt__fail(err, find_file(c, dir, "pytorch_model.bin") && cf ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_INVALID_ARGUMENT,
+            return mlrt__fail(err, bin ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_INVALID_ARGUMENT,
                               "load_files: modules.json names a Dense module in '%s' but no %s%s was given%s", dir, dir,
-                              cf ? "model.safetensors" : "config.json", cf && find_file(c, dir, "pytorch_model.bin") ? " (pytorch_model.bin is not read)" : "");
+                              cf ? "model.safetensors" : "config.json", bin ? " (pytorch_model.bin is not read)" : "");
         uint32_t in, out;
         bool bias;
         mlrt__tensorset ts;

@@ -254,9 +254,7 @@ static mlrt_status enc_run(mlrt_model *m, const mlrt_tensor *in, mlrt_error *err
  * within [begin, end); 0 at the text's edge. */
 static int case_before(const uint8_t *s, size_t begin, size_t i) {
     while (i > begin) {
-        do i--; while (i > begin && (s[i] & 0xc0) == 0x80);
-        size_t k = i;
-        int c = mlrt__uni_case_class(mlrt__utf8_next(s, &k));
+        int c = mlrt__uni_case_class(mlrt__utf8_prev(s, begin, &i));
         if (c != MLRT__UNI_CASE_IGNORABLE) return c;
     }
     return 0;
@@ -322,10 +320,7 @@ static mlrt_status prompt_tokens(encoder *e, const char *p, size_t pl, const mlr
     if (e->lower_case && !(st = lowercase(e, p, &end, 1, err))) p = e->lower.p, end = *(const size_t *)e->lower_ends.p;
     mlrt_batch_encoding be;
     if (!st) st = mlrt__tokenizer_encode_batch_cut(e->tok, p, &end, 1, opt, e->cut_left, &be, err);
-    bool special = false;
-    for (uint32_t i = 0; !st && be.width && i < e->tok->d.n_added; i++)
-        special |= e->tok->d.added[i].special && (int32_t)e->tok->d.added[i].id == be.ids[be.width - 1];
-    if (!st) *skip = (uint32_t)be.width - special;
+    if (!st) *skip = (uint32_t)be.width - (be.width && mlrt__tok_is_special(e->tok, be.ids[be.width - 1]));
     return st;
 }
 

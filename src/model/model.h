@@ -163,6 +163,8 @@ long mlrt__tok_lookup(const mlrt_tokenizer *t, bool with_prefix, const uint8_t *
 /* A split (a word, or an added token: word false) of the sequence being encoded ended at out->len
  * (model/tokenizer_text.c). False when out of memory. */
 bool mlrt__tok_split(mlrt_tokenizer *t, const mlrt__vec *out, bool word);
+/* Whether id's token is a special token, as Rust's decode skips them (model/tokenizer_info.c). */
+bool mlrt__tok_is_special(const mlrt_tokenizer *t, int32_t id);
 /* The description as info JSON, malloc'd, or NULL when out of memory (model/tokenizer_info.c). */
 char *mlrt__tok_info(const mlrt_tokenizer *t);
 /* The slot of hash h in the vocabulary's table of mask + 1 slots. */

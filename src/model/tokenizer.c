@@ -117,13 +117,7 @@ static long added_at(const mlrt_tokenizer *t, const mlrt__tok_matcher *m, const 
 /* lstrip: where the run of White_Space that ends at s + i begins, not before from (Rust: \s*$ on the text
  * before the match, and never into the previous match). */
 static size_t space_before(const uint8_t *s, size_t from, size_t i) {
-    while (i > from) {
-        size_t k = i, at;
-        do k--; while (k > from && (s[k] & 0xc0) == 0x80);
-        at = k;
-        if (!mlrt__uni_is_white_space(mlrt__utf8_next(s, &at))) break;
-        i = k;
-    }
+    for (size_t k = i; k > from && mlrt__uni_is_white_space(mlrt__utf8_prev(s, from, &k));) i = k;
     return i;
 }
 

@@ -17,7 +17,7 @@ const char *mlrt_tokenizer_token(const mlrt_tokenizer *t, int32_t id) {
 
 /* As Rust: a token is special when its text is a special added token's content (so a special token
  * matched in normalized text, whose text is its normalized form, is skipped only when that is the same). */
-static bool is_special(const mlrt_tokenizer *t, int32_t id) {
+bool mlrt__tok_is_special(const mlrt_tokenizer *t, int32_t id) {
     const char *s = mlrt_tokenizer_token(t, id);
     for (uint32_t i = 0; s && i < t->d.n_added; i++)
         if (t->d.added[i].special && !strcmp(t->d.added[i].content, s)) return true;
@@ -76,7 +76,7 @@ char *mlrt_tokenizer_decode(const mlrt_tokenizer *t, const int32_t *ids, size_t 
                        d->n_ids - 1);
             return NULL;
         }
-        if (skip_special && is_special(t, ids[i])) continue;
+        if (skip_special && mlrt__tok_is_special(t, ids[i])) continue;
         size_t len = strlen(s);
         tok.len = 0;
         if (!d->decode_wordpiece) {
