@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRuntime } from '../wasm/mlrt.mjs';
 import { loadSplit } from '../tools/mnist-split.mjs';
-import { modelPath, safetensorsF32, withV1Crc, rng } from './helpers.mjs';
+import { modelPath, safetensorsF32, withV1Crc, rng, writeFolder } from './helpers.mjs';
 
 const CLI = fileURLToPath(new URL('../tools/mlrt.mjs', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mlrt-cli-'));
@@ -299,11 +299,7 @@ const EMBED_CLIS = [
 const { makeFolder } = await import('../tools/encoder/folder.mjs');
 const encFiles = await makeFolder('tiny');
 const encDir = at('tiny-encoder');
-for (const [name, bytes] of Object.entries(encFiles)) {
-  const p = join(encDir, name);
-  mkdirSync(join(p, '..'), { recursive: true });
-  writeFileSync(p, bytes);
-}
+writeFolder(encDir, encFiles);
 const encTexts = ['A man is eating food.', '', 'Héllo wörld — 日本語', 'the quick brown fox jumps over the lazy dog'];
 writeFileSync(at('texts.txt'), encTexts.join('\r\n') + '\n');
 const encWant = rt.loadEncoder(encFiles).embed(encTexts);
@@ -370,10 +366,7 @@ test('convert FOLDER: the .apr records the folder\'s pooling, Normalize, maximum
   // a bge-like folder: CLS pooling, no Normalize, 16 tokens, do_lower_case
   const files = await makeFolder('tiny', { pooling: 'cls', normalize: false, maxSeqLength: 16, doLowerCase: true });
   const src = at('cls-encoder');
-  for (const [name, bytes] of Object.entries(files)) {
-    mkdirSync(join(src, name, '..'), { recursive: true });
-    writeFileSync(join(src, name), bytes);
-  }
+  writeFolder(src, files);
   const texts = ['A man is eating food.', 'ΣΟΦΙΑ and a text long enough to be cut at sixteen tokens by the maximum length'];
   const want = rt.loadEncoder(files);
   for (const extra of [[], ['--quantize', 'q8']]) {
@@ -398,10 +391,7 @@ test('embed --prompt / --prompt-name and the folder\'s default prompt (config_se
   const st = { prompts: { query: 'query: ', passage: 'passage: ' }, default_prompt_name: 'query' };
   const src = at('prompt-encoder');
   const files = { ...encFiles, 'config_sentence_transformers.json': new TextEncoder().encode(JSON.stringify(st)) };
-  for (const [name, bytes] of Object.entries(files)) {
-    mkdirSync(join(src, name, '..'), { recursive: true });
-    writeFileSync(join(src, name), bytes);
-  }
+  writeFolder(src, files);
   const plain = rt.loadEncoder(encFiles), t = encTexts[0];
   const want = (prefix) => plain.embed(prefix + t);
   for (const [cli, run] of EMBED_CLIS) {
@@ -430,11 +420,8 @@ test('embed --prompt / --prompt-name and the folder\'s default prompt (config_se
 test('embed and inspect a folder whose Transformer module is in a folder of its own (0_Transformer/), in the three CLIs', () => {
   const src = at('sub-encoder');
   const top = ['modules.json', '1_Pooling/config.json'];
-  for (const [name, bytes] of Object.entries(encFiles)) {
-    const p = join(src, top.includes(name) ? name : `0_Transformer/${name}`);
-    mkdirSync(join(p, '..'), { recursive: true });
-    writeFileSync(p, name === 'modules.json' ? new TextDecoder().decode(bytes).replace('"path": ""', '"path": "0_Transformer"') : bytes);
-  }
+  writeFolder(src, Object.fromEntries(Object.entries(encFiles).map(([name, bytes]) => [top.includes(name) ? name : `0_Transformer/${name}`,
+    name === 'modules.json' ? new TextDecoder().decode(bytes).replace('"path": ""', '"path": "0_Transformer"') : bytes])));
   assert.match(readFileSync(join(src, 'modules.json'), 'utf8'), /"path": "0_Transformer"/);
   for (const [cli, run] of EMBED_CLIS) {
     const r = run(['embed', src, '--input', 'texts.txt', '--output', 'f32']);

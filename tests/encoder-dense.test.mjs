@@ -7,10 +7,9 @@
 import { test } from 'node:test';
 import { existsSync } from 'node:fs';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { assertSameBits } from './helpers.mjs';
+import { assertSameBits, writeFolder } from './helpers.mjs';
 import { makeFolder } from '../tools/encoder/folder.mjs';
-import { folderToOnnx } from '../tools/encoder/onnx.mjs';
+import { ortHidden } from '../tools/encoder/onnx.mjs';
 import { writeSafetensors } from '../tools/encoder/weights.mjs';
 
 const { createRuntime, MlrtError } = await import('../wasm/mlrt.mjs');
@@ -67,19 +66,11 @@ const modules = (...mods) => json([
 
 // The reference: ORT hidden states -> masked mean -> each Dense in float64 -> L2 norm when normalize.
 async function reference(files, texts, denses, normalize) {
-  const { Tokenizer } = createRequire(import.meta.url)('tokenizers');
-  const tok = Tokenizer.fromString(td.decode(files['tokenizer.json']));
-  tok.setTruncation(64);
-  tok.disablePadding();
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
-  const session = await ort.InferenceSession.create(folderToOnnx(files, { tokenEmbeddings: true }), { executionProviders: ['wasm'] });
+  const ort = await ortHidden(files, 64);
   const out = [];
   for (const t of texts) {
-    const ids = Array.from((await tok.encode(t)).getIds()), T = ids.length;
-    const i64 = (f) => new ort.Tensor('int64', BigInt64Array.from(ids, (v) => BigInt(f(v))), [1, T]);
-    const r = await session.run({ input_ids: i64((v) => v), attention_mask: i64(() => 1), token_type_ids: i64(() => 0) });
-    const h = r.token_embeddings.data, H = h.length / T;
+    const ids = await ort.ids(t), T = ids.length;
+    const h = await ort.states(ids), H = h.length / T;
     let x = new Float64Array(H);
     for (let j = 0; j < T; j++) for (let c = 0; c < H; c++) x[c] += h[j * H + c] / T;
     for (const d of denses) {
@@ -94,7 +85,7 @@ async function reference(files, texts, denses, normalize) {
     const norm = normalize ? Math.max(Math.hypot(...x), 1e-12) : 1;
     out.push(...x.map((v) => v / norm));
   }
-  await session.release();
+  await ort.release();
   return Float64Array.from(out);
 }
 
@@ -208,15 +199,12 @@ test('Dense modules on threads give the one-thread bits; mlrt convert refuses su
     enc.free();
     two.dispose?.();
   }
-  const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+  const { mkdtempSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { tmpdir } = await import('node:os');
   const { spawnSync } = await import('node:child_process');
   const dir = mkdtempSync(join(tmpdir(), 'mlrt-dense-'));
-  for (const [name, bytes] of Object.entries(files)) {
-    mkdirSync(join(dir, name, '..'), { recursive: true });
-    writeFileSync(join(dir, name), bytes);
-  }
+  writeFolder(dir, files);
   const cli = new URL('../tools/mlrt.mjs', import.meta.url).pathname;
   const r = spawnSync(process.execPath, [cli, 'convert', dir, join(dir, 'out.apr')], { encoding: 'utf8' });
   assert.equal(r.status, 1, r.stderr);

@@ -11,10 +11,9 @@
 // written here from sentence-transformers' formula.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { assertSameBits } from './helpers.mjs';
 import { makeFolder } from '../tools/encoder/folder.mjs';
-import { folderToOnnx } from '../tools/encoder/onnx.mjs';
+import { ortHidden } from '../tools/encoder/onnx.mjs';
 
 const { createRuntime, MlrtError } = await import('../wasm/mlrt.mjs');
 const te = new TextEncoder(), td = new TextDecoder();
@@ -69,29 +68,21 @@ test('a prompt is lowercased with its text when the model lowercases (Final_Sigm
 // The reference for include_prompt false: ORT's token embeddings of the prompted texts, the masked mean
 // Σ m h / max(Σ m, 1e-9) with m = 0 at positions < promptLength, then v / max(|v|, 1e-12).
 async function reference(files, texts, prompt, normalize) {
-  const { Tokenizer } = createRequire(import.meta.url)('tokenizers');
-  const tok = Tokenizer.fromString(td.decode(files['tokenizer.json']));
-  tok.setTruncation(64);
-  tok.disablePadding();
+  const ort = await ortHidden(files, 64);
   // the prompt's tokens, less the last when it is a special token (sentence-transformers' _get_prompt_length)
   const special = new Set(JSON.parse(td.decode(files['tokenizer.json'])).added_tokens.filter((a) => a.special).map((a) => a.id));
-  const pids = Array.from((await tok.encode(prompt)).getIds()), skip = pids.length - (special.has(pids.at(-1)) ? 1 : 0);
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
-  const session = await ort.InferenceSession.create(folderToOnnx(files, { tokenEmbeddings: true }), { executionProviders: ['wasm'] });
+  const pids = await ort.ids(prompt), skip = pids.length - (special.has(pids.at(-1)) ? 1 : 0);
   const out = [];
   for (const t of texts) {
-    const ids = Array.from((await tok.encode(prompt + t)).getIds()), T = ids.length;
-    const i64 = (f) => new ort.Tensor('int64', BigInt64Array.from(ids, (v, j) => BigInt(f(v, j))), [1, T]);
-    const r = await session.run({ input_ids: i64((v) => v), attention_mask: i64(() => 1), token_type_ids: i64(() => 0) });
-    const h = r.token_embeddings.data, H = h.length / T, v = new Float64Array(H);
+    const ids = await ort.ids(prompt + t), T = ids.length;
+    const h = await ort.states(ids), H = h.length / T, v = new Float64Array(H);
     let n = 0;
     for (let j = skip; j < T; j++, n++) for (let c = 0; c < H; c++) v[c] += h[j * H + c];
     for (let c = 0; c < H; c++) v[c] /= Math.max(n, 1e-9);
     const norm = normalize ? Math.max(Math.hypot(...v), 1e-12) : 1;
     out.push(...v.map((x) => x / norm));
   }
-  await session.release();
+  await ort.release();
   return { skip, values: Float64Array.from(out) };
 }
 

@@ -1,5 +1,6 @@
 // Shared by the Node tests: paths, file builders, and an independent float64 reference.
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export const root = new URL('../', import.meta.url);
 export const modelsDir = new URL('build/models/', root);
@@ -16,6 +17,14 @@ export const MODEL_FILES = [
 ];
 
 // ------------------------------------------------------------------ builders
+
+/** A model folder's files ({ 'path/in/folder': bytes }) written under dir. */
+export function writeFolder(dir, files) {
+  for (const [name, bytes] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), bytes);
+  }
+}
 
 const enc = new TextEncoder();
 

@@ -83,6 +83,19 @@ async function compareBatch(tok, oracle, batch, what) {
   for (let i = 0; i < batch.length; i++) same(got[i], want[i], `${what}: ${JSON.stringify(batch[i])}`);
 }
 
+// A tokenizer.json (as an object) loaded by mlrt and by the oracle: every text encodes, decodes (with
+// and without special tokens) and batches the same. Returns both, for more checks; the caller disposes tok.
+async function agreeOnTexts(j, texts, name) {
+  const text = JSON.stringify(j), tok = rt.loadTokenizer(enc.encode(text)), oracle = Oracle.fromString(text);
+  for (const t of texts) {
+    same(tok.encode(t), await oracle.encode(t, null), `${name}: ${JSON.stringify(t)}`);
+    const ids = [...tok.encode(t).ids];
+    for (const skip of [false, true]) assert.equal(tok.decode(ids, { skipSpecialTokens: skip }), await oracle.decode(ids, skip), `${name} ${skip}: ${JSON.stringify(t)}`);
+  }
+  await compareBatch(tok, oracle, texts, `${name} batch`);
+  return { tok, oracle };
+}
+
 for (const name of Object.keys(VARIANTS)) {
   test(`corpus through ${name}: batches, singles and pairs equal the reference`, async () => {
     const tok = rt.loadTokenizer(enc.encode(json[name]));
@@ -276,13 +289,7 @@ test('added tokens with normalized: true (what add_tokens() writes) match in nor
       { id: 30525, content: 'covid', ...flags, normalized: true, special: false },
       { id: 30526, content: '日本', ...flags, normalized: true, special: false },
       { id: 7592, content: 'hello', ...flags, normalized: true, special: false }); // one in the vocabulary
-    const text = JSON.stringify(j), tok = rt.loadTokenizer(enc.encode(text)), oracle = Oracle.fromString(text);
-    for (const t of texts) {
-      same(tok.encode(t), await oracle.encode(t, null), `${name}: ${JSON.stringify(t)}`);
-      const ids = [...tok.encode(t).ids];
-      for (const skip of [false, true]) assert.equal(tok.decode(ids, { skipSpecialTokens: skip }), await oracle.decode(ids, skip), `${name} ${skip}: ${JSON.stringify(t)}`);
-    }
-    await compareBatch(tok, oracle, texts, `${name} batch`);
+    const { tok, oracle } = await agreeOnTexts(j, texts, name);
     for (const id of [30522, 30523, 30524, 30525, 30526, 7592, 101]) assert.equal(tok.idToToken(id), oracle.idToToken(id), `${name}: idToToken(${id})`);
     tok.dispose();
   }
@@ -300,14 +307,7 @@ test('added tokens with lstrip / rstrip take the White_Space beside them, in raw
       { id: 30523, content: '<r>', ...flags({ rstrip: true }) },
       { id: 30524, content: '<lr>', ...flags({ lstrip: true, rstrip: true, special: true }) },
       { id: 30525, content: 'covid', ...flags({ lstrip: true, rstrip: true, normalized: true }) });
-    const text = JSON.stringify(j), tok = rt.loadTokenizer(enc.encode(text)), oracle = Oracle.fromString(text);
-    for (const t of texts) {
-      same(tok.encode(t), await oracle.encode(t, null), `${name}: ${JSON.stringify(t)}`);
-      const ids = [...tok.encode(t).ids];
-      for (const skip of [false, true]) assert.equal(tok.decode(ids, { skipSpecialTokens: skip }), await oracle.decode(ids, skip), `${name} ${skip}: ${JSON.stringify(t)}`);
-    }
-    await compareBatch(tok, oracle, texts, `${name} batch`);
-    tok.dispose();
+    (await agreeOnTexts(j, texts, name)).tok.dispose();
   }
   // single_word stays refused, naming the token
   const j = JSON.parse(json['bge-small-en-v1.5']);

@@ -4,6 +4,7 @@
 //   bertToOnnx(weights, config, { pooling, normalize })   weights: Map canonical name -> { dims, data }
 //   encoderOnnx('all-MiniLM-L6-v2', { dtype: 'F16' })     the random-weight folder's model as ONNX
 //   folderToOnnx(files)                                   a HF folder { 'model.safetensors', 'config.json', ... }
+//   ortHidden(files, maxLength)                           its last hidden states per text, by onnxruntime-web
 //
 // Inputs input_ids, attention_mask, token_type_ids: int64 [batch, sequence]; output
 // sentence_embedding: float [batch, hidden] (optionally token_embeddings [batch, sequence, hidden]).
@@ -11,6 +12,7 @@
 // The graph is the spec's forward pass op for op (../shared/specs/bert-encoder.md §4.3, §4.4), as
 // torch.onnx writes a BertModel: Linear = MatMul by the transposed weight + Add, scores / sqrt(d) +
 // (1 − mask)·f32min, Softmax, erf GELU, mean pooling = Σ m·h / max(Σ m, 1e-9), v / max(‖v‖, 1e-12).
+import { createRequire } from 'node:module';
 import { makeWeights, readSafetensors, shapeOf } from './weights.mjs';
 import { folderOptions } from './folder.mjs';
 
@@ -246,6 +248,30 @@ export async function ortEncoder(bytes, { threads = 1 } = {}) {
       const t = (a) => new ort.Tensor('int64', a, [n, T]);
       const out = await session.run({ input_ids: t(I), attention_mask: t(M), token_type_ids: t(Y) });
       return out.sentence_embedding.data;
+    },
+    release: () => session.release(),
+  };
+}
+
+/**
+ * A folder's last hidden states, one text at a time, for references written on top of them (prompts left
+ * out of the pooling, Dense modules): ids(text) tokenizes with npm `tokenizers` (the folder's
+ * tokenizer.json, cut at maxLength, no padding); states(ids) -> Float32Array [T][hidden] from
+ * onnxruntime-web (mask all ones, types 0); release().
+ */
+export async function ortHidden(files, maxLength) {
+  const { Tokenizer } = createRequire(import.meta.url)('tokenizers');
+  const tok = Tokenizer.fromString(new TextDecoder().decode(files['tokenizer.json']));
+  tok.setTruncation(maxLength);
+  tok.disablePadding();
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  const session = await ort.InferenceSession.create(folderToOnnx(files, { tokenEmbeddings: true }), { executionProviders: ['wasm'] });
+  return {
+    ids: async (text) => Array.from((await tok.encode(text)).getIds()),
+    async states(ids) {
+      const i64 = (f) => new ort.Tensor('int64', BigInt64Array.from(ids, (v) => BigInt(f(v))), [1, ids.length]);
+      return (await session.run({ input_ids: i64((v) => v), attention_mask: i64(() => 1), token_type_ids: i64(() => 0) })).token_embeddings.data;
     },
     release: () => session.release(),
   };
