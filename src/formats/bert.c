@@ -29,7 +29,7 @@ typedef struct ctx {
     size_t n;
     const uint8_t *data;            /* the weights file's data section */
     const mlrt__tensorset *ts;
-    const char *prefix;             /* "" or "bert." */
+    const char *prefix;             /* "", "bert." or "mpnet." */
     const char *fmt;                /* "safetensors" / "apr": tensor messages start with it */
     bool *used;                     /* [ts->count] */
     mlrt__enc_desc *d;
@@ -112,6 +112,8 @@ typedef struct config {
     double eps;
     char arch[64];
     bool have_heads;                /* from config.json or .apr metadata (shapes cannot tell) */
+    bool mpnet;                     /* model_type "mpnet": no token types, a relative position bias */
+    uint32_t buckets;               /* MPNet's relative_attention_num_buckets */
     /* what an .apr of `mlrt convert` records of its folder's sentence-transformers files (metadata
      * "mlrt_embedding"), used when none of those files is given */
     bool st_set;
@@ -150,20 +152,27 @@ static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) 
     const mlrt__json *o = doc.root, *v;
     const char *s, *file = f->name;
     bool decoder = false, cross = false;
-    if (!(st = get_str(o, file, "model_type", false, &s, err)) && (!s || strcmp(s, "bert") != 0))
-        st = mlrt__fail_in(err, s ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_HEADER, file, s ? "model_type '%s': only \"bert\" is supported"
-                           : "model_type is missing: expected \"bert\"", s);
+    if (!(st = get_str(o, file, "model_type", false, &s, err)) && s && !strcmp(s, "mpnet")) /* MPNetConfig's defaults */
+        cf->mpnet = true, cf->vocab = 30527, cf->positions = 514, cf->buckets = 32;
+    else if (!st && (!s || strcmp(s, "bert") != 0))
+        st = mlrt__fail_in(err, s ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_HEADER, file, s ? "model_type '%s': only \"bert\" and \"mpnet\" are "
+                           "supported" : "model_type is missing: expected \"bert\" or \"mpnet\"", s);
+    const char *family = cf->mpnet ? "MPNet" : "Bert";
     if (!st && (v = mlrt__json_get(o, "architectures")) && v->type != MLRT__JSON_NULL) {
         if (v->type != MLRT__JSON_ARRAY)
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "architectures: expected an array of strings, got %s", mlrt__json_type_name(v->type));
         for (const mlrt__json *a = v->child; a && !st; a = a->next)
             if (a->type != MLRT__JSON_STRING)
                 st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "architectures: expected strings, got %s", mlrt__json_type_name(a->type));
-            else if (strncmp(a->str, "Bert", 4) != 0)
-                st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "architectures: '%s' is not a BERT model (Bert...)", a->str);
+            else if (strncmp(a->str, family, strlen(family)) != 0)
+                st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "architectures: '%s' is not a%s model (%s...)", a->str,
+                                   cf->mpnet ? "n MPNet" : " BERT", family);
         if (!st && v->child) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", v->child->str);
     }
     if (!st) st = read_sizes(o, file, false, false, cf, err);
+    if (cf->mpnet) cf->types = 0; /* (MPNet has no token type table) */
+    /* MPNet's 32 buckets (MPNetEncoder computes them with its default, whatever the config): the table needs them all */
+    if (!st && cf->mpnet) st = get_uint(o, file, "relative_attention_num_buckets", 32, MLRT__MAX_DIM, &cf->buckets, err);
     if (!st && (v = mlrt__json_get(o, "layer_norm_eps")) && (!mlrt__json_f64(v, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
         st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "layer_norm_eps: expected a positive number, got %s",
                            v->type == MLRT__JSON_NUMBER ? "one that is not" : mlrt__json_type_name(v->type));
@@ -414,7 +423,7 @@ static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt_
 /* sentence_bert_config.json: the maximum length (null or absent: read_tokenizer_config), lowercasing; without
  * the file, what an .apr records. */
 static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *d, mlrt_error *err) {
-    const uint32_t positions = cf->positions;
+    const uint32_t positions = cf->mpnet ? cf->positions - 2 : cf->positions; /* (MPNet's positions start at 2) */
     const mlrt_file *f = find_file(c, c->d->dir, "sentence_bert_config.json");
     mlrt__json_doc doc;
     d->max_length = 0;
@@ -423,7 +432,7 @@ static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *
     if (!f && cf->st_set) {
         if (cf->st_max_length > positions)
             return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "apr: metadata mlrt_embedding: max_seq_length %u is more than "
-                              "max_position_embeddings (%u)", cf->st_max_length, positions);
+                              "the %u tokens the positions allow", cf->st_max_length, positions);
         d->max_length = cf->st_max_length, d->lower_case = cf->st_lower_case;
     }
     if (f) {
@@ -432,7 +441,7 @@ static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *
         if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
         mlrt__json_free(&doc);
         if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
-            mlrt__fail_in(err, st, f->name, "max_seq_length is more than max_position_embeddings (%u) or 0", positions);
+            mlrt__fail_in(err, st, f->name, "max_seq_length is more than the %u tokens max_position_embeddings allows, or 0", positions);
     }
     if (!st) st = read_tokenizer_config(c, positions, d, err);
     if (!d->max_length) d->max_length = positions;
@@ -495,17 +504,20 @@ static mlrt_status layer(ctx *c, uint32_t i, const config *cf, mlrt__enc_layer *
     char p[96], n[128];
     mlrt__format_to(p, sizeof p, "encoder.layer.%u.", i);
     const uint32_t h = cf->hidden;
-    static const char *const lin[6] = {"attention.self.query", "attention.self.key", "attention.self.value",
-                                       "attention.output.dense", "intermediate.dense", "output.dense"};
+    static const char *const lin[2][6] = {{"attention.self.query", "attention.self.key", "attention.self.value",
+                                           "attention.output.dense", "intermediate.dense", "output.dense"},
+                                          {"attention.attn.q", "attention.attn.k", "attention.attn.v", /* MPNet */
+                                           "attention.attn.o", "intermediate.dense", "output.dense"}};
     mlrt_status st = MLRT_OK;
     for (int k = 0; k < 6 && !st; k++) {
-        mlrt__format_to(n, sizeof n, "%s%s", p, lin[k]);
+        mlrt__format_to(n, sizeof n, "%s%s", p, lin[cf->mpnet][k]);
         st = linear(c, n, k == 5 ? cf->ffn : h, k == 4 ? cf->ffn : h, &l->w[k]);
     }
-    struct { const char *name; mlrt__enc_src *s; } ln[4] = {{"attention.output.LayerNorm.weight", &l->ln1_w},
-        {"attention.output.LayerNorm.bias", &l->ln1_b}, {"output.LayerNorm.weight", &l->ln2_w}, {"output.LayerNorm.bias", &l->ln2_b}};
+    const char *ln1 = cf->mpnet ? "attention.LayerNorm" : "attention.output.LayerNorm";
+    struct { const char *name; mlrt__enc_src *s; } ln[4] = {{".weight", &l->ln1_w}, {".bias", &l->ln1_b},
+                                                            {"output.LayerNorm.weight", &l->ln2_w}, {"output.LayerNorm.bias", &l->ln2_b}};
     for (int k = 0; k < 4 && !st; k++) {
-        mlrt__format_to(n, sizeof n, "%s%s", p, ln[k].name);
+        mlrt__format_to(n, sizeof n, "%s%s%s", p, k < 2 ? ln1 : "", ln[k].name);
         st = vec(c, n, 1, h, 0, ln[k].s);
     }
     return st;
@@ -520,7 +532,8 @@ static void types_from_shape(const ctx *c, config *cf) {
 }
 
 bool mlrt__is_bert(const mlrt__tensorset *ts) {
-    return mlrt__tensorset_find(ts, "embeddings.word_embeddings.weight") || mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight");
+    return mlrt__tensorset_find(ts, "embeddings.word_embeddings.weight") || mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight") ||
+           mlrt__tensorset_find(ts, "mpnet.embeddings.word_embeddings.weight");
 }
 
 /* ------------------------------------------------------------------ the folder */
@@ -549,9 +562,12 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
     *wf = f;
     *bert = mlrt__is_bert(ts);
     if (!*bert)
-        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT encoder (no [bert.]embeddings.word_embeddings.weight)", f->name);
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT encoder (no [bert.|mpnet.]embeddings.word_embeddings.weight)",
+                          f->name);
     c->ts = ts, c->data = b + ts->data_begin, c->fmt = mlrt_format_name(ts->format);
-    c->prefix = mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    c->prefix = mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight")    ? "bert."
+                : mlrt__tensorset_find(ts, "mpnet.embeddings.word_embeddings.weight") ? "mpnet."
+                                                                                       : "";
     return MLRT_OK;
 }
 
@@ -568,13 +584,15 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     }
     if (!st && c->ts->format == MLRT_FORMAT_APR) st = read_apr_metadata(c->ts, f != NULL, cf, err);
     if (st) return st;
-    if (!cf->types) types_from_shape(c, cf);
+    if (!cf->types && !cf->mpnet) types_from_shape(c, cf);
     if (!cf->eps) cf->eps = 1e-12;
     if (!cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "BertModel");
     if (!cf->have_heads)
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata has no num_heads: give config.json");
-    if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || !cf->types)
+    if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || (!cf->types && !cf->mpnet))
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes: give config.json");
+    if (cf->mpnet && cf->positions < 3) /* (its first position is 2) */
+        return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: max_position_embeddings %u: MPNet needs at least 3", f->name, cf->positions);
     if (cf->hidden % cf->heads)
         return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: hidden_size %u is not a multiple of num_attention_heads %u",
                           f ? f->name : "apr: metadata", cf->hidden, cf->heads);
@@ -584,7 +602,8 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
 static mlrt_status read_tensors(ctx *c, const config *cf, mlrt__enc_desc *d) {
     mlrt_status st = vec(c, "embeddings.word_embeddings.weight", 2, cf->vocab, cf->hidden, &d->word);
     if (!st) st = vec(c, "embeddings.position_embeddings.weight", 2, cf->positions, cf->hidden, &d->pos);
-    if (!st) st = vec(c, "embeddings.token_type_embeddings.weight", 2, cf->types, cf->hidden, &d->type);
+    if (!st && !cf->mpnet) st = vec(c, "embeddings.token_type_embeddings.weight", 2, cf->types, cf->hidden, &d->type);
+    if (!st && cf->mpnet) st = vec(c, "encoder.relative_attention_bias.weight", 2, cf->buckets, cf->heads, &d->rel);
     if (!st) st = vec(c, "embeddings.LayerNorm.weight", 1, cf->hidden, 0, &d->ln_w);
     if (!st) st = vec(c, "embeddings.LayerNorm.bias", 1, cf->hidden, 0, &d->ln_b);
     if (!st && !(d->layer = calloc(cf->layers, sizeof *d->layer)))
@@ -755,7 +774,7 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     if (!st) {
         d->format = ts->format, d->ts = ts;
         d->hidden = cf.hidden, d->layers = cf.layers, d->heads = cf.heads, d->ffn = cf.ffn, d->vocab = cf.vocab;
-        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps;
+        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps, d->mpnet = cf.mpnet, d->buckets = cf.buckets;
         st = read_tensors(&c, &cf, d);
     }
     if (!st) d->dtype = d->layer[0].w[0].w_dtype;

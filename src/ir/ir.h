@@ -162,15 +162,18 @@ typedef struct mlrt__enc_dense {
     char names[2][96];              /* the weight's and bias's names, for messages ("2_Dense/linear.weight") */
 } mlrt__enc_dense;
 
-/* A BERT encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
+/* A BERT (or MPNet) encoder as a folder's files describe it (formats/bert.c): config, tensors (pointing into
  * the weights file), pooling. Owns dir, layer, prompt and facts_json; borrows ts. */
 typedef struct mlrt__enc_desc {
     char *dir;                      /* the Transformer module's folder: "" (the top) or "0_Transformer/" (its
                                      * config, weights and tokenizer files are there) */
     mlrt_format format;
     const mlrt__tensorset *ts;      /* the weights file's metadata, for info */
-    uint32_t hidden, layers, heads, ffn, vocab, positions, types;
+    uint32_t hidden, layers, heads, ffn, vocab, positions, types; /* types 0: no token type table (MPNet) */
     float eps;                      /* layer_norm_eps */
+    bool mpnet;                     /* MPNet: positions counted from padding_idx 1 + 1 over the ids that are not 1,
+                                     * and a relative position bias on the attention scores (rel) */
+    uint32_t buckets;               /* MPNet: relative_attention_num_buckets (rel's rows; >= 32, the buckets used) */
     mlrt_dtype dtype;               /* the dense weights' element type in the file */
     uint32_t pooling;               /* MLRT__EPOOL_* bits */
     uint32_t n_dense;
@@ -186,6 +189,7 @@ typedef struct mlrt__enc_desc {
     bool include_prompt;            /* Pooling's include_prompt (default true): false leaves the prompt's
                                      * tokens ([CLS] and the prompt's own) out of the pooling but CLS */
     mlrt__enc_src word, pos, type, ln_w, ln_b; /* [vocab][hidden], [positions][hidden], [types][hidden], [hidden] */
+    mlrt__enc_src rel;              /* MPNet: encoder.relative_attention_bias [buckets][heads]; else p NULL */
     mlrt__enc_layer *layer;         /* [layers] */
     char *facts_json;               /* the members of info the files give ("architecture":...,"unusedTensors":[...]) */
 } mlrt__enc_desc;

@@ -3,6 +3,7 @@
  *
  * Attention, per query i of a text of n tokens (head columns of width d):
  *   s[j] = (q_i . k_j) * scale      sixteen keys at a time from kt, the head's keys transposed [d][n16]
+ *          (+ rel[pos_j - pos_i]    MPNet's relative position bias, when given)
  *   p[j] = e^(s[j] - max s) (mlrt__exp4x), then times 1 / their sum (in four lanes, then added in a fixed order)
  *   out_i = sum_j p[j] v_j           sixteen columns at a time, keys in order
  * Queries go two at a time, so that each key and value loaded serves both (8 accumulators).
@@ -65,8 +66,14 @@ static void values2(const float *v, size_t stride, size_t n, size_t d, const flo
     }
 }
 
+/* p [n] += the bias of query qp: in key order, after the scaling (as MPNet adds it). */
+static void add_bias(float *p, size_t n, const mlrt__attn_bias *b, uint32_t qp) {
+    const float *r = b->rel - (ptrdiff_t)qp;
+    MLRT__ROLLED for (size_t j = 0; j < n; j++) p[j] += r[b->kpos[j]];
+}
+
 __attribute__((noinline)) void mlrt__attention(const float *q, size_t nq, const float *k, const float *v, size_t stride, size_t n,
-                                               size_t d, float scale, float *out, float *kt, float *p) {
+                                               size_t d, float scale, const mlrt__attn_bias *bias, float *out, float *kt, float *p) {
     const size_t n16 = (n + 15) & ~(size_t)15;
     for (size_t c = 0; c < d; c++) { /* the keys transposed, zero past n */
         MLRT__ROLLED for (size_t j = 0; j < n; j++) kt[c * n16 + j] = k[j * stride + c];
@@ -77,6 +84,8 @@ __attribute__((noinline)) void mlrt__attention(const float *q, size_t nq, const 
         const size_t i1 = i + 1 < nq ? i + 1 : i;
         float *p0 = p, *p1 = i1 != i ? p + n16 : p;
         for (size_t j = 0; j < n16; j += 16) pair16(kt + j, n16, d, q + i * stride, q + i1 * stride, splat(scale), p0 + j, p1 + j);
+        if (bias) add_bias(p0, n, bias, bias->qpos[i]);
+        if (bias && p1 != p0) add_bias(p1, n, bias, bias->qpos[i1]);
         softmax_row(p0, n);
         if (p1 != p0) softmax_row(p1, n);
         values2(v, stride, n, d, p0, p1, out + i * stride, out + i1 * stride);

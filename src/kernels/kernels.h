@@ -170,8 +170,14 @@ void mlrt__layernorm(const mlrt__norm *p, const float *x, const float *res, floa
  * for the first nq queries (nq <= n; each query's result is the same whatever nq).
  * q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16], p [2][n16]:
  * scratch (n16 = n rounded up to 16). */
+/* A bias added to the scores by the distance between key and query (MPNet's relative positions): key j's
+ * score for query i gains rel[kpos[j] - qpos[i]] (rel points at distance 0; it may be read on both sides). */
+typedef struct mlrt__attn_bias {
+    const float *rel;               /* [-(span - 1) .. span - 1], span more than any position */
+    const uint32_t *qpos, *kpos;    /* [nq] the queries' positions, [n] the keys' */
+} mlrt__attn_bias;
 void mlrt__attention(const float *q, size_t nq, const float *k, const float *v, size_t stride, size_t n, size_t d, float scale,
-                     float *out, float *kt, float *p);
+                     const mlrt__attn_bias *bias, float *out, float *kt, float *p);
 /* sentence-transformers' pooling of one text's n token vectors h [n][stride] (positions pos [n]) into out [dim]:
  * CLS the first, LAST the last, MAX per column, MEAN the sum / n, MEAN_SQRT the sum / sqrt(n),
  * WEIGHTED sum (pos + 1) h / sum (pos + 1). Sums in token order. */

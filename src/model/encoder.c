@@ -7,6 +7,10 @@
  *   h = LayerNorm((word[id] + type[tt]) + pos[p])
  *   per layer: q, k, v = h Wq + bq, ...; ctx = attention per text and head (the text's own tokens are
  *              its keys); h = LayerNorm(ctx Wo + bo + h); h = LayerNorm(GELU(h W1 + b1) W2 + b2 + h)
+ * MPNet (MPNetModel) differs in three places: no token types (type is one row of zeros); p counts the row's
+ * ids that are not 1 (padding_idx), from 2 (an id 1 takes position 1); and each head adds to a score the
+ * bias of its bucket of (key's index - query's index) in the row (the buckets of MPNetEncoder's
+ * relative_position_bucket with its 32 buckets and distance 128), the same table in every layer.
  *   per text:  pooling (sentence-transformers' modes, concatenated), L2 normalization if asked.
  * When the pooling reads one token per text (CLS or LAST alone), the last layer computes its query,
  * attention output and feed-forward for that token only (its keys and values for every token).
@@ -36,13 +40,14 @@ typedef struct layer {
 typedef struct encoder {
     uint32_t hidden, layers, heads, ffn, vocab, positions, types, dim, max_length, pooling;
     float eps;
-    bool normalize, lower_case, cut_left, borrowed;
+    bool normalize, lower_case, cut_left, borrowed, mpnet;
     bool skip_prompt;               /* Pooling's include_prompt false: a prompt's tokens are not pooled (but by CLS) */
     char *prompt;                   /* [prompt_len + 1] the default prompt (mlrt_embed prepends it), or NULL */
     uint32_t prompt_len;
     bool word_in_file;              /* word.bytes lies in one of blocks */
     table word;
     float *pos, *type, *ln;         /* [positions][hidden], [types][hidden], [2][hidden] */
+    float *rel;                     /* MPNet: [heads][2 positions - 1] the score bias at distance d in [h][positions - 1 + d]; or NULL */
     layer *layer;                   /* [layers] (a fork borrows its parent's, and everything above) */
     mlrt__dense dense[MLRT__ENC_MAX_DENSE]; /* [n_dense] sentence-transformers' Dense modules after the pooling */
     uint32_t n_dense, pooled, widest; /* the pooling's floats (dim without Dense modules); the widest Dense side */
@@ -57,6 +62,7 @@ typedef struct encoder {
     float *kt, *p;                  /* attention: [head width][positions + 15], [2][positions + 15] */
     float *dx;                      /* the Dense modules' rows: [2][widest] */
     uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
+    uint32_t *emb_pos;              /* [cap] each token's position embedding (BERT: tok_pos; MPNet: counted) */
     int32_t *ids, *tt;              /* [cap] the chunk's token ids and type ids */
     int16_t *xq;                    /* quantized layers' row scratch [MLRT__QX(in_q)] */
     int32_t *xsum;
@@ -113,10 +119,14 @@ static void run_layer(encoder *e, const layer *L, size_t n, size_t nt, size_t d,
     dense(e, &L->w[V], e->h, e->v, n);
     for (size_t s = 0; pick && s < nt; s++) memcpy(hs + s * H, e->h + (pick == 2 ? e->starts[s + 1] - 1 : e->starts[s]) * H, H * sizeof *hs);
     dense(e, &L->w[Q], hs, e->q, rows);
+    const size_t span = 2 * (size_t)e->positions - 1;
     for (size_t s = 0; s < nt; s++)
         for (size_t a = 0; a < e->heads; a++) {
             size_t at = e->starts[s] * H + a * d, len = e->starts[s + 1] - e->starts[s], me = pick ? s * H + a * d : at;
-            mlrt__attention(e->q + me, pick ? 1 : len, e->k + at, e->v + at, H, len, d, scale, cs + me, e->kt, e->p);
+            const uint32_t *kpos = e->tok_pos + e->starts[s];
+            mlrt__attn_bias bias = {e->rel ? e->rel + a * span + e->positions - 1 : NULL, pick == 2 ? kpos + len - 1 : kpos, kpos};
+            mlrt__attention(e->q + me, pick ? 1 : len, e->k + at, e->v + at, H, len, d, scale, e->rel ? &bias : NULL, cs + me, e->kt,
+                            e->p);
         }
     dense(e, &L->w[O], cs, e->q, rows);
     norm(e, L->ln, e->q, hs, hs, rows);
@@ -144,7 +154,7 @@ static void forward(encoder *e, size_t n, size_t nt, uint32_t skip, float *out) 
     const float scale = 1.0f / sqrtf((float)d);
     for (size_t t = 0; t < n; t++) { /* (word + type) + position, as BertEmbeddings adds them */
         float *h = e->h + t * H;
-        const float *ty = e->type + (size_t)e->tt[t] * H, *po = e->pos + (size_t)e->tok_pos[t] * H;
+        const float *ty = e->type + (size_t)e->tt[t] * H, *po = e->pos + (size_t)e->emb_pos[t] * H;
         row_of(&e->word, (size_t)e->ids[t], H, h);
         for (size_t i = 0; i < H; i++) h[i] = (h[i] + ty[i]) + po[i];
     }
@@ -180,14 +190,14 @@ static bool scratch(encoder *e) {
             const mlrt__dense *w = &e->layer[l].w[k];
             in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
         }
-    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 2) * n16 + 2 * (uint64_t)e->widest, words = 4 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 2) * n16 + 2 * (uint64_t)e->widest, words = 5 * cap + 1 + in_q / 4 + 1 + in_q + 2;
     uint64_t bytes = (floats + words) * 4 + MLRT__QX(in_q) * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
     float *all = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL;
     if (!all) return false;
     e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;
     e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16, e->dx = e->p + 2 * n16;
     e->tok_pos = (uint32_t *)(all + floats), e->starts = e->tok_pos + cap, e->ids = (int32_t *)e->starts + cap + 1, e->tt = e->ids + cap;
-    e->xsum = e->tt + cap, e->xnz = (uint32_t *)e->xsum + in_q / 4 + 1, e->xq = (int16_t *)(e->xnz + in_q + 2);
+    e->emb_pos = (uint32_t *)e->tt + cap, e->xsum = (int32_t *)e->emb_pos + cap, e->xnz = (uint32_t *)e->xsum + in_q / 4 + 1, e->xq = (int16_t *)(e->xnz + in_q + 2);
     return true;
 }
 
@@ -196,9 +206,10 @@ static mlrt_status run_batch(mlrt_model *m, const batch *b, float *out, mlrt_err
     encoder *e = m->impl;
     const bool cls = e->pooling & MLRT__EPOOL_CLS;
     for (size_t r = 0; r < b->rows; r++) {
-        size_t real = 0;
+        size_t real = 0, counted = 1; /* (MPNet: the position of the last id that is not 1) */
         for (size_t t = 0; t < b->width; t++) {
             size_t i = r * b->width + t;
+            counted += e->mpnet && at_i(b->ids64, b->ids32, i) != 1;
             if (b->mask && !b->mask[i]) {
                 if (cls && t == 0)
                     return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: attention_mask[%zu][0] is 0 but the model pools the "
@@ -212,6 +223,9 @@ static mlrt_status run_batch(mlrt_model *m, const batch *b, float *out, mlrt_err
             if (tt < 0 || tt >= e->types)
                 return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: token_type_ids[%zu][%zu] is %lld, not in 0..%u", r, t,
                                   (long long)tt, e->types - 1);
+            if (id != 1 && counted >= e->positions)
+                return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: input_ids[%zu][%zu] would take position %zu; the model has %u "
+                                  "(MPNet counts the ids that are not 1 from 2)", r, t, counted, e->positions);
             real++;
         }
         if (!real) return mlrt__fail(err, MLRT_ERR_INVALID_ARGUMENT, "run: row %zu has no token with attention_mask 1", r);
@@ -227,10 +241,13 @@ static mlrt_status run_batch(mlrt_model *m, const batch *b, float *out, mlrt_err
             for (size_t t = 0; t < b->width; t++) real += !b->mask || b->mask[r * b->width + t];
             if (n + real > e->cap) break;
             e->starts[nt] = (uint32_t)n;
-            for (size_t t = 0; t < b->width; t++) {
+            for (size_t t = 0, counted = 1; t < b->width; t++) {
                 size_t i = r * b->width + t;
+                int64_t id = at_i(b->ids64, b->ids32, i);
+                counted += e->mpnet && id != 1;
                 if (b->mask && !b->mask[i]) continue;
-                e->ids[n] = (int32_t)at_i(b->ids64, b->ids32, i), e->tt[n] = (int32_t)at_i(b->tt64, b->tt32, i);
+                e->ids[n] = (int32_t)id, e->tt[n] = (int32_t)at_i(b->tt64, b->tt32, i);
+                e->emb_pos[n] = (uint32_t)(!e->mpnet ? t : id != 1 ? counted : 1);
                 e->tok_pos[n++] = (uint32_t)t;
             }
         }
@@ -377,7 +394,7 @@ static void enc_free(mlrt_model *m) {
             free(e->layer[l].ln);
         }
         for (uint32_t k = 0; k < e->n_dense; k++) mlrt__dense_release(&e->dense[k]);
-        free(e->layer), free(e->pos), free(e->type), free(e->ln), free(e->facts);
+        free(e->layer), free(e->pos), free(e->type), free(e->ln), free(e->rel), free(e->facts);
         if (!e->word_in_file) free(e->word.bytes);
         for (size_t i = 0; i < e->n_blocks; i++) free(e->blocks[i]);
         free(e->blocks);
@@ -407,7 +424,8 @@ static void enc_facts(mlrt__buf *b, const mlrt_model *m) {
 static uint64_t enc_params(const mlrt_model *m) {
     const encoder *e = m->impl;
     const uint64_t H = e->hidden, I = e->ffn;
-    uint64_t p = ((uint64_t)e->vocab + e->positions + e->types + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
+    uint64_t p = ((uint64_t)e->vocab + e->positions + (e->mpnet ? 0 : e->types) + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
+    if (e->mpnet) p += 32 * (uint64_t)e->heads; /* (the buckets used) */
     for (uint32_t k = 0; k < e->n_dense; k++) p += (uint64_t)e->dense[k].in * e->dense[k].out + (e->dense[k].has_bias ? e->dense[k].out : 0);
     return p;
 }
@@ -472,11 +490,11 @@ static range range_of(const uint8_t *p, mlrt_dtype dtype, uint64_t count) {
 
 /* Whether the weights may be used in place: no tensor the model reads overlaps another. */
 static bool disjoint(const mlrt__enc_desc *d, mlrt_status *st, mlrt_error *err) {
-    range *r = malloc((5 + 16 * (size_t)d->layers) * sizeof *r);
+    range *r = malloc((6 + 16 * (size_t)d->layers) * sizeof *r);
     if (!r) { *st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "out of memory for the model"); return false; }
     size_t n = 0;
-    const mlrt__enc_src *v[5] = {&d->word, &d->pos, &d->type, &d->ln_w, &d->ln_b};
-    for (int k = 0; k < 5; k++) r[n++] = range_of(v[k]->p, v[k]->dtype, v[k]->count);
+    const mlrt__enc_src *v[6] = {&d->word, &d->pos, &d->type, &d->ln_w, &d->ln_b, &d->rel};
+    for (int k = 0; k < 6; k++) r[n++] = range_of(v[k]->p, v[k]->dtype, v[k]->count); /* (absent: [0, 0)) */
     for (uint32_t l = 0; l < d->layers; l++) {
         const mlrt__enc_layer *L = &d->layer[l];
         const mlrt__enc_src *ln[4] = {&L->ln1_w, &L->ln1_b, &L->ln2_w, &L->ln2_b};
@@ -574,6 +592,32 @@ MLRT__SMALL static mlrt_status build_layer(encoder *e, const mlrt__enc_layer *s,
     return st;
 }
 
+/* MPNetEncoder's bucket of the distance r = key's index - query's index: |r| itself below 8, then one bucket
+ * per half octave up to 15 (its log-spaced formula, whose float32 steps give exactly these bounds), 16 more
+ * for keys after the query. */
+static uint32_t mpnet_bucket(ptrdiff_t r) {
+    static const uint8_t from[8] = {8, 12, 16, 23, 32, 46, 64, 91}; /* the least distance of buckets 8..15 */
+    const size_t n = (size_t)(r < 0 ? -r : r);
+    uint32_t b = n < 8 ? (uint32_t)n : 7;
+    while (n >= 8 && b < 15 && n >= from[b - 7]) b++;
+    return b + (r > 0 ? 16 : 0);
+}
+
+/* MPNet's bias of every distance for each head: e->rel [heads][2 positions - 1] from the table [buckets][heads]. */
+MLRT__SMALL static mlrt_status relative_bias(encoder *e, const mlrt__enc_src *s, const char *fmt, mlrt_error *err) {
+    const size_t P = e->positions, span = 2 * P - 1;
+    mlrt_status st;
+    float *t = new_f32(s, fmt, &st, err);
+    if (t && !(e->rel = malloc(e->heads * span * sizeof *e->rel))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    for (size_t i = 0; !st && i < span; i++) {
+        const uint32_t b = mpnet_bucket((ptrdiff_t)i - (ptrdiff_t)(P - 1));
+        for (size_t a = 0; a < e->heads; a++) e->rel[a * span + i] = t[b * e->heads + a];
+    }
+    free(t);
+    e->bytes += e->heads * span * 4;
+    return st;
+}
+
 /* The inputs input_ids, attention_mask, token_type_ids [batch, sequence] and the output sentence_embedding. */
 static mlrt_status io_lists(mlrt_model *m, const encoder *e) {
     static const char *const names[3] = {"input_ids", "attention_mask", "token_type_ids"};
@@ -600,7 +644,7 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
         return NULL;
     }
     e->hidden = d->hidden, e->layers = d->layers, e->heads = d->heads, e->ffn = d->ffn, e->vocab = d->vocab;
-    e->positions = d->positions, e->types = d->types, e->eps = d->eps, e->pooling = d->pooling;
+    e->positions = d->positions, e->types = d->mpnet ? 1 : d->types, e->eps = d->eps, e->pooling = d->pooling, e->mpnet = d->mpnet;
     e->normalize = d->normalize, e->lower_case = d->lower_case, e->cut_left = d->cut_left, e->max_length = d->max_length;
     e->prompt = d->prompt, e->prompt_len = d->prompt_len, e->skip_prompt = !d->include_prompt, d->prompt = NULL;
     for (int k = 0; k < 6; k++) e->pooled += (d->pooling >> k & 1) * d->hidden;
@@ -617,12 +661,14 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
         e->n_blocks = e->blocks ? n_blocks : 0;
     }
     if (!st) st = word_table(e, &d->word, &tk, fmt, err);
-    if (!st && (e->pos = new_f32(&d->pos, fmt, &st, err)) && (e->type = new_f32(&d->type, fmt, &st, err)) &&
-        !(e->ln = malloc(2 * (size_t)d->hidden * sizeof *e->ln)))
+    if (!st && (e->pos = new_f32(&d->pos, fmt, &st, err)) &&
+        !(e->type = d->mpnet ? calloc(d->hidden, sizeof *e->type) : new_f32(&d->type, fmt, &st, err)) && !st) /* (MPNet: one row of zeros) */
         st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    if (!st && !(e->ln = malloc(2 * (size_t)d->hidden * sizeof *e->ln))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    if (!st && d->mpnet) st = relative_bias(e, &d->rel, fmt, err);
     if (!st) st = vec_f32(&d->ln_w, fmt, e->ln, err);
     if (!st) st = vec_f32(&d->ln_b, fmt, e->ln + d->hidden, err);
-    e->bytes += ((uint64_t)d->positions + d->types + 2) * d->hidden * 4;
+    e->bytes += ((uint64_t)d->positions + e->types + 2) * d->hidden * 4;
     if (!st && !(e->layer = calloc(d->layers, sizeof *e->layer))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
     for (uint32_t l = 0; l < d->layers && !st; l++) st = build_layer(e, &d->layer[l], &tk, fmt, &e->layer[l], err);
     for (uint32_t k = 0; k < d->n_dense && !st; k++) { /* (packed apart: their files' blocks are not kept) */

@@ -6,7 +6,8 @@
  *   bit 0 set:   model.safetensors (the weights; config.json and the rest valid), then the same list
  * and bits 1-7 leave out modules.json, the pooling file, sentence_bert_config.json, tokenizer_config.json,
  * config_sentence_transformers.json, the Dense module's two files. The default modules.json runs
- * Transformer, Pooling, Dense (8 -> 4, Tanh), Normalize.
+ * Transformer, Pooling, Dense (8 -> 4, Tanh), Normalize. The weights hold an MPNet's names for the layer
+ * too (attention.attn.q ..., encoder.relative_attention_bias): a config.json of model_type "mpnet" runs them.
  * Oracles: a refusal is well-formed (fuzz_check_error); a model's info parses; it runs a batch of
  * four texts of different lengths (ids from the input) whose rows each have the bits of the same text
  * alone and unpadded, finite, of the width info gives, unit length when info says normalize. */
@@ -63,7 +64,14 @@ static void build_weights(void) {
         {"encoder.layer.0.intermediate.dense.weight", I, H}, {"encoder.layer.0.intermediate.dense.bias", I, 0},
         {"encoder.layer.0.output.dense.weight", H, I}, {"encoder.layer.0.output.dense.bias", H, 0},
         {"encoder.layer.0.output.LayerNorm.weight", H, 0}, {"encoder.layer.0.output.LayerNorm.bias", H, 0},
-        {"pooler.dense.weight", H, H}, {"pooler.dense.bias", H, 0}};
+        {"pooler.dense.weight", H, H}, {"pooler.dense.bias", H, 0},
+        /* MPNet's names for the same layer (unused by a BERT config; a config of model_type "mpnet" reads them) */
+        {"encoder.layer.0.attention.attn.q.weight", H, H}, {"encoder.layer.0.attention.attn.q.bias", H, 0},
+        {"encoder.layer.0.attention.attn.k.weight", H, H}, {"encoder.layer.0.attention.attn.k.bias", H, 0},
+        {"encoder.layer.0.attention.attn.v.weight", H, H}, {"encoder.layer.0.attention.attn.v.bias", H, 0},
+        {"encoder.layer.0.attention.attn.o.weight", H, H}, {"encoder.layer.0.attention.attn.o.bias", H, 0},
+        {"encoder.layer.0.attention.LayerNorm.weight", H, 0}, {"encoder.layer.0.attention.LayerNorm.bias", H, 0},
+        {"encoder.relative_attention_bias.weight", 32, A}};
     mlrt__buf h = {0};
     size_t off = 0, n = sizeof t / sizeof t[0];
     mlrt__buf_puts(&h, "{");
