@@ -7,11 +7,11 @@
  *   h = LayerNorm((word[id] + type[tt]) + pos[p])
  *   per layer: q, k, v = h Wq + bq, ...; ctx = attention per text and head (the text's own tokens are
  *              its keys); h = LayerNorm(ctx Wo + bo + h); h = LayerNorm(GELU(h W1 + b1) W2 + b2 + h)
+ *   per text:  pooling (sentence-transformers' modes, concatenated), L2 normalization if asked.
  * MPNet (MPNetModel) differs in three places: no token types (type is one row of zeros); p counts the row's
  * ids that are not 1 (padding_idx), from 2 (an id 1 takes position 1); and each head adds to a score the
  * bias of its bucket of (key's index - query's index) in the row (the buckets of MPNetEncoder's
  * relative_position_bucket with its 32 buckets and distance 128), the same table in every layer.
- *   per text:  pooling (sentence-transformers' modes, concatenated), L2 normalization if asked.
  * When the pooling reads one token per text (CLS or LAST alone), the last layer computes its query,
  * attention output and feed-forward for that token only (its keys and values for every token).
  * A masked key gets exactly zero weight in BertModel's softmax (e^(min - max) = 0), so leaving pads
@@ -607,8 +607,10 @@ static uint32_t mpnet_bucket(ptrdiff_t r) {
 MLRT__SMALL static mlrt_status relative_bias(encoder *e, const mlrt__enc_src *s, const char *fmt, mlrt_error *err) {
     const size_t P = e->positions, span = 2 * P - 1;
     mlrt_status st;
+    const uint64_t bytes = (uint64_t)e->heads * span * sizeof *e->rel; /* (heads < 2^25, span < 2^17: no overflow in 64 bits) */
     float *t = new_f32(s, fmt, &st, err);
-    if (t && !(e->rel = malloc(e->heads * span * sizeof *e->rel))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
+    if (t && !(e->rel = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL))
+        st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory for the position bias", fmt);
     for (size_t i = 0; !st && i < span; i++) {
         const uint32_t b = mpnet_bucket((ptrdiff_t)i - (ptrdiff_t)(P - 1));
         for (size_t a = 0; a < e->heads; a++) e->rel[a * span + i] = t[b * e->heads + a];
