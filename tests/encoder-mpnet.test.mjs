@@ -186,3 +186,28 @@ test('mpnet: on 2 threads, the one-thread bits', { skip: !existsSync(new URL('..
   assertSameBits(assert, a.embed([...texts, ...texts]), b.embed([...texts, ...texts]), '2 threads');
   a.dispose(), b.dispose();
 });
+
+test('mpnet: mlrt convert to .apr (f32: the folder\'s bits; Q8: cosine >= 0.995 to the reference), alone or with config.json', async () => {
+  const { encoderToApr } = await import('../tools/apr/encoder.mjs');
+  const src = { 'config.json': FILES['config.json'], 'model.safetensors': FILES['model.safetensors'] };
+  const f32 = encoderToApr(src).bytes, q8 = encoderToApr(src, { quantize: 'q8', embeddings: 'q8' });
+  assert.equal(q8.architecture, 'mpnet');
+  assert.ok(q8.quantized >= 13, `${q8.quantized} tensors as q8`);
+  const folder = rt.loadEncoder(FILES), tok = { 'tokenizer.json': FILES['tokenizer.json'] };
+  const a = rt.loadEncoder({ 'model.apr': f32, ...tok }); // the metadata alone: sizes, mpnet, buckets
+  assert.equal(a.info.architecture, 'MPNetModel');
+  assert.equal(a.info.typeVocabSize, 0);
+  for (const b of golden.batches) assertSameBits(assert, a.embedTokens(rows(b)), folder.embedTokens(rows(b)), `f32 .apr ${b.name}`);
+  const withConfig = rt.loadEncoder({ 'model.apr': f32, 'config.json': FILES['config.json'], ...tok });
+  assertSameBits(assert, withConfig.embed('A man is eating food.'), folder.embed('A man is eating food.'), 'f32 .apr + config.json');
+  const q = rt.loadEncoder({ 'model.apr': q8.bytes, ...tok });
+  assert.equal(q.info.dtype, 'q8');
+  let worst = 1;
+  for (const b of golden.batches) worst = Math.min(worst, compare(q.embedTokens(rows(b)), b.f64, golden.dim).minCos);
+  assert.ok(worst >= 0.995 && worst < 0.99999, `Q8: worst cosine ${worst}`);
+  // a config.json of another family beside the .apr is refused
+  const bert = json({ ...config, model_type: 'bert', architectures: ['BertModel'], type_vocab_size: 2 });
+  assert.throws(() => rt.loadEncoder({ 'model.apr': f32, 'config.json': bert, ...tok }),
+    (e) => e instanceof MlrtError && e.code === 'BAD_HEADER' && /architecture 'mpnet' but config\.json's model_type is bert/.test(e.message));
+  for (const e of [folder, a, withConfig, q]) e.dispose();
+});

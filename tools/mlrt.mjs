@@ -274,7 +274,7 @@ async function convertEncoder(rt, input, output, options) {
     throw new CliError(`convert: ${e.message}`);
   }
   await writeOut(output, r.bytes);
-  process.stdout.write(`wrote ${output} (${r.bytes.length} bytes, apr v2, bert encoder, ${r.tensors} tensors, ${r.quantized} as q8)\n`);
+  process.stdout.write(`wrote ${output} (${r.bytes.length} bytes, apr v2, ${r.architecture} encoder, ${r.tensors} tensors, ${r.quantized} as q8)\n`);
 }
 
 async function convert(rt, [input, output], options) {

@@ -268,8 +268,16 @@ static mlrt_status read_apr_metadata(const mlrt__tensorset *ts, bool have_config
     mlrt_status st = mlrt__json_parse((const uint8_t *)ts->meta_json, strlen(ts->meta_json), file, &doc, err);
     if (st) return st;
     const mlrt__json *o = doc.root, *v, *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
-    if (!(st = get_str(o, file, "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert"))
-        st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert", arch);
+    if (!(st = get_str(o, file, "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert") &&
+        strcmp(arch, "mpnet"))
+        st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert or mpnet (mlrt convert's)", arch);
+    const bool mpnet = !st && arch && !strcmp(arch, "mpnet");
+    if (!st && have_config && mpnet != cf->mpnet)
+        st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: metadata architecture '%s' but config.json's model_type is %s", arch,
+                        cf->mpnet ? "mpnet" : "bert");
+    if (!st && mpnet && !have_config) cf->mpnet = true, cf->buckets = 32;
+    if (!st && mpnet) st = get_uint(o, file, "relative_attention_num_buckets", have_config ? cf->buckets : 32, have_config ? cf->buckets : MLRT__MAX_DIM,
+                                    &cf->buckets, err);
     if (!st) st = get_str(o, file, "hf_architecture", true, &hf, err);
     if (!st && hf && !cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", hf);
     if (!st) st = read_sizes(o, file, true, have_config, cf, err);
@@ -592,7 +600,8 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || (!cf->types && !cf->mpnet))
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes: give config.json");
     if (cf->mpnet && cf->positions < 3) /* (its first position is 2) */
-        return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: max_position_embeddings %u: MPNet needs at least 3", f->name, cf->positions);
+        return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: max_position_embeddings %u: MPNet needs at least 3", f ? f->name : "apr: metadata",
+                          cf->positions);
     if (cf->hidden % cf->heads)
         return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: hidden_size %u is not a multiple of num_attention_heads %u",
                           f ? f->name : "apr: metadata", cf->hidden, cf->heads);

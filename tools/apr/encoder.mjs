@@ -51,7 +51,8 @@ export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'enco
   const text = (b) => (typeof b === 'string' ? b : new TextDecoder().decode(b));
   if (!files['config.json'] || !files['model.safetensors']) fail('the folder needs config.json and model.safetensors');
   const cfg = JSON.parse(text(files['config.json']));
-  if (cfg.model_type !== 'bert') fail(`config.json: model_type '${cfg.model_type}' is not bert`);
+  if (cfg.model_type !== 'bert' && cfg.model_type !== 'mpnet') fail(`config.json: model_type '${cfg.model_type}' is not bert or mpnet`);
+  const mpnet = cfg.model_type === 'mpnet';
   if (quantize && quantize !== 'q8') fail(`--quantize ${quantize}: encoders are written as f32 or q8`);
   const tensors = readSafetensors(files['model.safetensors']);
   const out = [], shapes = {};
@@ -76,15 +77,18 @@ export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'enco
     quantized += q ? 1 : 0;
   }
   const metadata = {
-    model_type: 'Bert', name, param_count: params, architecture: 'bert', hf_architecture: (cfg.architectures ?? ['BertModel'])[0],
-    hf_model_type: 'bert', hidden_size: cfg.hidden_size, num_layers: cfg.num_hidden_layers, num_heads: cfg.num_attention_heads,
+    // (an MPNet: mlrt's own architecture "mpnet", which apr import does not write; its defaults are MPNetConfig's)
+    model_type: mpnet ? 'MPNet' : 'Bert', name, param_count: params, architecture: mpnet ? 'mpnet' : 'bert',
+    hf_architecture: (cfg.architectures ?? [mpnet ? 'MPNetModel' : 'BertModel'])[0],
+    hf_model_type: cfg.model_type, hidden_size: cfg.hidden_size, num_layers: cfg.num_hidden_layers, num_heads: cfg.num_attention_heads,
     num_kv_heads: cfg.num_attention_heads, vocab_size: cfg.vocab_size, intermediate_size: cfg.intermediate_size,
-    max_position_embeddings: cfg.max_position_embeddings ?? 512, rms_norm_eps: cfg.layer_norm_eps ?? 1e-12,
+    max_position_embeddings: cfg.max_position_embeddings ?? (mpnet ? 514 : 512), rms_norm_eps: cfg.layer_norm_eps ?? 1e-12,
+    ...(mpnet ? { relative_attention_num_buckets: cfg.relative_attention_num_buckets ?? 32 } : {}),
     ...(quantize === 'q8' ? { quantization: { quant_type: 'int8', bits: 8, block_size: null, symmetric: true } } : {}),
     tensor_shapes: shapes,
     // mlrt's own key: sentence-transformers' settings of the folder (modules.json, 1_Pooling/config.json,
     // sentence_bert_config.json), which loadEncoder applies when those files are not beside the .apr
     ...(embedding ? { mlrt_embedding: embedding } : {}),
   };
-  return { bytes: writeAprV2({ metadata, tensors: out }), tensors: out.length, quantized };
+  return { bytes: writeAprV2({ metadata, tensors: out }), tensors: out.length, quantized, architecture: metadata.architecture };
 }
