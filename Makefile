@@ -15,7 +15,7 @@ CODECS  = src/codecs/json.c src/codecs/msgpack.c src/codecs/bincode.c src/codecs
 FORMATS = src/formats/tensorset.c src/formats/safetensors.c src/formats/bintensors.c src/formats/bin.c src/formats/recognize.c \
           src/formats/apr_v1.c src/formats/apr_v2.c src/formats/apr_trees.c src/formats/apr_kmeans.c \
           src/formats/onnx.c src/formats/onnx_import.c src/formats/tokenizer_json.c src/formats/vocab_txt.c \
-          src/formats/bert.c
+          src/formats/bert.c src/formats/config_json.c
 KERNELS = src/kernels/dense.c src/kernels/quant.c src/kernels/quant_pack.c src/kernels/tree.c src/kernels/conv.c \
           src/kernels/tensor_ops.c src/kernels/act.c src/kernels/norm.c src/kernels/attention.c
 MODEL   = src/model/model.c src/model/dense.c src/model/classic.c src/model/graph.c src/model/graph_plan.c \
@@ -126,7 +126,7 @@ WASM_SMALL = base/error base/buf base/utf8 base/sort codecs/zstd model/model mod
              model/graph_op_conv model/graph_op_elem model/graph_op_layernorm model/graph_op_shape kernels/tensor_ops \
              codecs/lz4 base/unicode base/unicode_tables ir/tokenizer_desc formats/tokenizer_json formats/vocab_txt \
              model/tokenizer_info model/tokenizer model/tokenizer_text api/tokenizer_load \
-             formats/bert model/encoder api/encoder_load
+             formats/bert formats/config_json model/encoder api/encoder_load
 $(WASM_SMALL:%=build/wasm-simd/%.o) $(WASM_SMALL:%=build/wasm-scalar/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-threads/%.o): EMCFLAGS = -Oz -std=c11 -ffp-contract=off
 $(WASM_SMALL:%=build/wasm-relaxed/%.o): RELAXED_OPT = -Oz

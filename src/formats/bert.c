@@ -48,71 +48,45 @@ static const mlrt_file *find_file(const ctx *c, const char *dir, const char *nam
     return NULL;
 }
 
-/* Parses a JSON file that must be an object; doc->root is it. */
-static mlrt_status parse_object(const mlrt_file *f, mlrt__json_doc *doc, mlrt_error *err) {
-    static const uint8_t none[1] = {0};
-    mlrt_status st = mlrt__json_parse(f->bytes ? f->bytes : none, f->len, f->name, doc, err);
-    if (!st && doc->root->type != MLRT__JSON_OBJECT) {
-        st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "expected a JSON object, got %s", mlrt__json_type_name(doc->root->type));
-        mlrt__json_free(doc);
-    }
-    return st;
-}
-
-/* A field's value: absent keeps *out; present must be an integer in [lo, hi]. */
-static mlrt_status get_uint(const mlrt__json *obj, const char *file, const char *key, uint64_t lo, uint64_t hi, uint32_t *out,
-                            mlrt_error *err) {
-    const mlrt__json *v = mlrt__json_get(obj, key);
-    uint64_t x;
-    if (!v) return MLRT_OK;
-    if (!mlrt__json_u64(v, &x))
-        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "%s: expected a non-negative integer, got %s", key,
-                             v->type == MLRT__JSON_NUMBER ? "a number with a sign, fraction or exponent" : mlrt__json_type_name(v->type));
-    if (x < lo || x > hi)
-        return mlrt__fail_in(err, MLRT_ERR_BAD_DIMENSIONS, file, "%s is %llu; it must be in %llu..%llu", key, (unsigned long long)x,
-                             (unsigned long long)lo, (unsigned long long)hi);
-    *out = (uint32_t)x;
-    return MLRT_OK;
-}
-
-static mlrt_status get_bool(const mlrt__json *obj, const char *file, const char *key, bool *out, mlrt_error *err) {
-    const mlrt__json *v = mlrt__json_get(obj, key);
-    if (!v) return MLRT_OK;
-    if (v->type != MLRT__JSON_TRUE && v->type != MLRT__JSON_FALSE)
-        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "%s: expected true or false, got %s", key, mlrt__json_type_name(v->type));
-    *out = v->type == MLRT__JSON_TRUE;
-    return MLRT_OK;
-}
-
-/* Every key of obj is one of keys (NULL-terminated), else BAD_HEADER naming the first that is not. */
-static mlrt_status only_keys(const mlrt__json *obj, const char *file, const char *const *keys, mlrt_error *err) {
-    for (const mlrt__json *k = obj->child; k; k = k->next) {
-        int i = 0;
-        while (keys[i] && strcmp(k->key, keys[i])) i++;
-        if (!keys[i]) return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
-    }
-    return MLRT_OK;
-}
-
-/* A string field: absent gives NULL; present must be a string (null too when null_ok). */
-static mlrt_status get_str(const mlrt__json *obj, const char *file, const char *key, bool null_ok, const char **out, mlrt_error *err) {
-    const mlrt__json *v = mlrt__json_get(obj, key);
-    *out = NULL;
-    if (!v || (null_ok && v->type == MLRT__JSON_NULL)) return MLRT_OK;
-    if (v->type != MLRT__JSON_STRING)
-        return mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "%s: expected a string, got %s", key, mlrt__json_type_name(v->type));
-    *out = v->str;
-    return MLRT_OK;
-}
-
 /* ------------------------------------------------------------------ config.json */
+
+/* The families of encoders read: what their files call things, and how they differ from BERT. */
+typedef struct family {
+    const char *model_type, *arch;  /* config.json's model_type; architectures' prefix */
+    const char *prefix;             /* the tensor names' prefix in task models' files ("bert.": BertForMaskedLM) */
+    const char *layer;              /* a layer's tensors ("encoder.layer.%u.") */
+    const char *lin[6], *ln[2];     /* query, key, value, attention output, intermediate, output; the two LayerNorms */
+    const char *sizes[4];           /* config.json's names of hidden, layers, heads, ffn */
+    const char *act;                /* config.json's name of the activation */
+    uint32_t layers, vocab, positions; /* the config class's defaults (hidden 768, heads 12, ffn 3072) */
+    bool types, mpnet;              /* a token type table; MPNet's positions and relative position bias */
+} family;
+static const family FAMILIES[3] = {
+    {"bert", "Bert", "bert.", "encoder.layer.%u.",
+     {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense", "intermediate.dense", "output.dense"},
+     {"attention.output.LayerNorm", "output.LayerNorm"}, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"},
+     "hidden_act", 12, 30522, 512, true, false},
+    {"mpnet", "MPNet", "mpnet.", "encoder.layer.%u.",
+     {"attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o", "intermediate.dense", "output.dense"},
+     {"attention.LayerNorm", "output.LayerNorm"}, {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"},
+     "hidden_act", 12, 30527, 514, false, true},
+    {"distilbert", "DistilBert", "distilbert.", "transformer.layer.%u.",
+     {"attention.q_lin", "attention.k_lin", "attention.v_lin", "attention.out_lin", "ffn.lin1", "ffn.lin2"},
+     {"sa_layer_norm", "output_layer_norm"}, {"dim", "n_layers", "n_heads", "hidden_dim"}, "activation", 6, 30522, 512, false, false},
+};
+
+static const family *family_of(const char *model_type) {
+    for (int i = 0; model_type && i < 3; i++)
+        if (!strcmp(model_type, FAMILIES[i].model_type)) return &FAMILIES[i];
+    return NULL;
+}
 
 typedef struct config {
     uint32_t hidden, layers, heads, ffn, vocab, positions, types;
     double eps;
     char arch[64];
     bool have_heads;                /* from config.json or .apr metadata (shapes cannot tell) */
-    bool mpnet;                     /* model_type "mpnet": no token types, a relative position bias */
+    const family *fam;
     uint32_t buckets;               /* MPNet's relative_attention_num_buckets */
     /* what an .apr of `mlrt convert` records of its folder's sentence-transformers files (metadata
      * "mlrt_embedding"), used when none of those files is given */
@@ -124,7 +98,7 @@ typedef struct config {
     uint32_t st_prompt_len;
 } config;
 
-/* The sizes in config.json (BertConfig's names) or .apr metadata (apr import's, the aliases too); check:
+/* The sizes in config.json (its family's names) or .apr metadata (apr import's, the aliases too); check:
  * each must equal what config.json gave. */
 static mlrt_status read_sizes(const mlrt__json *o, const char *file, bool apr, bool check, config *cf, mlrt_error *err) {
     static const char *const keys[7][2] = {{"hidden_size", NULL}, {"num_hidden_layers", "num_layers"},
@@ -135,10 +109,11 @@ static mlrt_status read_sizes(const mlrt__json *o, const char *file, bool apr, b
     for (int k = 0; k < 7 && !st; k++)
         for (int a = 0; a < 1 + apr && keys[k][a] && !st; a++) {
             uint32_t x = *dst[k];
-            if (!mlrt__json_get(o, keys[k][a])) continue;
-            st = get_uint(o, file, keys[k][a], 1, k == 1 ? MLRT__ENC_MAX_LAYERS : k == 5 ? MLRT__ENC_MAX_POSITIONS : MLRT__MAX_DIM, &x, err);
+            const char *key = !apr && k < 4 ? cf->fam->sizes[k] : keys[k][a];
+            if (!mlrt__json_get(o, key)) continue;
+            st = mlrt__cfg_uint(o, file, key, 1, k == 1 ? MLRT__ENC_MAX_LAYERS : k == 5 ? MLRT__ENC_MAX_POSITIONS : MLRT__MAX_DIM, &x, err);
             if (!st && check && x != *dst[k])
-                st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: %s is %u but config.json gives %u", file, keys[k][a], x, *dst[k]);
+                st = mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: %s is %u but config.json gives %u", file, key, x, *dst[k]);
             *dst[k] = x;
             cf->have_heads |= k == 2;
         }
@@ -147,41 +122,41 @@ static mlrt_status read_sizes(const mlrt__json *o, const char *file, bool apr, b
 
 static mlrt_status read_config(const mlrt_file *f, config *cf, mlrt_error *err) {
     mlrt__json_doc doc;
-    mlrt_status st = parse_object(f, &doc, err);
+    mlrt_status st = mlrt__cfg_object(f, &doc, err);
     if (st) return st;
     const mlrt__json *o = doc.root, *v;
     const char *s, *file = f->name;
     bool decoder = false, cross = false;
-    if (!(st = get_str(o, file, "model_type", false, &s, err)) && s && !strcmp(s, "mpnet")) /* MPNetConfig's defaults */
-        cf->mpnet = true, cf->vocab = 30527, cf->positions = 514, cf->buckets = 32;
-    else if (!st && (!s || strcmp(s, "bert") != 0))
-        st = mlrt__fail_in(err, s ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_HEADER, file, s ? "model_type '%s': only \"bert\" and \"mpnet\" are "
-                           "supported" : "model_type is missing: expected \"bert\" or \"mpnet\"", s);
-    const char *family = cf->mpnet ? "MPNet" : "Bert";
+    if (!(st = mlrt__cfg_str(o, file, "model_type", false, &s, err)) && !(cf->fam = family_of(s)))
+        st = mlrt__fail_in(err, s ? MLRT_ERR_UNSUPPORTED : MLRT_ERR_BAD_HEADER, file, s ? "model_type '%s': only \"bert\", \"mpnet\" and "
+                           "\"distilbert\" are supported" : "model_type is missing: expected \"bert\", \"mpnet\" or \"distilbert\"", s);
+    if (st) cf->fam = &FAMILIES[0];
+    const char *prefix = cf->fam->arch;
+    cf->layers = cf->fam->layers, cf->vocab = cf->fam->vocab, cf->positions = cf->fam->positions, cf->buckets = 32; /* its defaults */
     if (!st && (v = mlrt__json_get(o, "architectures")) && v->type != MLRT__JSON_NULL) {
         if (v->type != MLRT__JSON_ARRAY)
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "architectures: expected an array of strings, got %s", mlrt__json_type_name(v->type));
         for (const mlrt__json *a = v->child; a && !st; a = a->next)
             if (a->type != MLRT__JSON_STRING)
                 st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "architectures: expected strings, got %s", mlrt__json_type_name(a->type));
-            else if (strncmp(a->str, family, strlen(family)) != 0)
-                st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "architectures: '%s' is not a%s model (%s...)", a->str,
-                                   cf->mpnet ? "n MPNet" : " BERT", family);
+            else if (strncmp(a->str, prefix, strlen(prefix)) != 0)
+                st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "architectures: '%s' is not a model of model_type '%s' (%s...)", a->str,
+                                   cf->fam->model_type, prefix);
         if (!st && v->child) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", v->child->str);
     }
     if (!st) st = read_sizes(o, file, false, false, cf, err);
-    if (cf->mpnet) cf->types = 0; /* (MPNet has no token type table) */
+    if (!cf->fam->types) cf->types = 0; /* (MPNet and DistilBERT have no token type table) */
     /* MPNet's 32 buckets (MPNetEncoder computes them with its default, whatever the config): the table needs them all */
-    if (!st && cf->mpnet) st = get_uint(o, file, "relative_attention_num_buckets", 32, MLRT__MAX_DIM, &cf->buckets, err);
+    if (!st && cf->fam->mpnet) st = mlrt__cfg_uint(o, file, "relative_attention_num_buckets", 32, MLRT__MAX_DIM, &cf->buckets, err);
     if (!st && (v = mlrt__json_get(o, "layer_norm_eps")) && (!mlrt__json_f64(v, &cf->eps) || !(cf->eps > 0) || !isfinite((float)cf->eps)))
         st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "layer_norm_eps: expected a positive number, got %s",
                            v->type == MLRT__JSON_NUMBER ? "one that is not" : mlrt__json_type_name(v->type));
-    if (!st && !(st = get_str(o, file, "hidden_act", false, &s, err)) && s && strcmp(s, "gelu") != 0)
-        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "hidden_act '%s': only \"gelu\" (exact, erf) is supported", s);
-    if (!st && !(st = get_str(o, file, "position_embedding_type", true, &s, err)) && s && strcmp(s, "absolute") != 0)
+    if (!st && !(st = mlrt__cfg_str(o, file, cf->fam->act, false, &s, err)) && s && strcmp(s, "gelu") != 0)
+        st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "%s '%s': only \"gelu\" (exact, erf) is supported", cf->fam->act, s);
+    if (!st && !(st = mlrt__cfg_str(o, file, "position_embedding_type", true, &s, err)) && s && strcmp(s, "absolute") != 0)
         st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "position_embedding_type '%s': only \"absolute\" is supported", s);
-    if (!st) st = get_bool(o, file, "is_decoder", &decoder, err);
-    if (!st) st = get_bool(o, file, "add_cross_attention", &cross, err);
+    if (!st) st = mlrt__cfg_bool(o, file, "is_decoder", &decoder, err);
+    if (!st) st = mlrt__cfg_bool(o, file, "add_cross_attention", &cross, err);
     if (!st && (decoder || cross))
         st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "%s is true: decoders are not supported, only the encoder",
                            decoder ? "is_decoder" : "add_cross_attention");
@@ -234,8 +209,8 @@ static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *e
     const mlrt__json *v = mlrt__json_get(o, "normalize");
     static const char *const keys[] = {"pooling", "normalize", "max_seq_length", "do_lower_case", "include_prompt", "prompts",
                                        "default_prompt_name", NULL};
-    mlrt_status st = only_keys(o, file, keys, err);
-    if (!st) st = get_str(o, file, "pooling", false, &pool, err);
+    mlrt_status st = mlrt__cfg_only_keys(o, file, keys, err);
+    if (!st) st = mlrt__cfg_str(o, file, "pooling", false, &pool, err);
     if (!st && (!pool || !v)) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: '%s' is missing", file, pool ? "normalize" : "pooling");
     for (const char *p = pool; !st && p && *p;) { /* mode names joined by '+' */
         size_t n = strcspn(p, "+");
@@ -249,11 +224,11 @@ static mlrt_status read_st_record(const mlrt__json *o, config *cf, mlrt_error *e
         if (!st && !*p && p[-1] == '+') st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: pooling '%s' ends with '+'", file, pool);
     }
     if (!st && !cf->st_pooling) st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "%s: pooling is empty", file);
-    if (!st) st = get_bool(o, file, "normalize", &cf->st_normalize, err);
-    if (!st) st = get_uint(o, file, "max_seq_length", 1, MLRT__ENC_MAX_POSITIONS, &cf->st_max_length, err);
-    if (!st) st = get_bool(o, file, "do_lower_case", &cf->st_lower_case, err);
+    if (!st) st = mlrt__cfg_bool(o, file, "normalize", &cf->st_normalize, err);
+    if (!st) st = mlrt__cfg_uint(o, file, "max_seq_length", 1, MLRT__ENC_MAX_POSITIONS, &cf->st_max_length, err);
+    if (!st) st = mlrt__cfg_bool(o, file, "do_lower_case", &cf->st_lower_case, err);
     cf->st_include_prompt = true;
-    if (!st) st = get_bool(o, file, "include_prompt", &cf->st_include_prompt, err);
+    if (!st) st = mlrt__cfg_bool(o, file, "include_prompt", &cf->st_include_prompt, err);
     if (!st && (mlrt__json_get(o, "prompts") || mlrt__json_get(o, "default_prompt_name")))
         st = read_prompts(o, file, &cf->st_prompts, &cf->st_prompt, &cf->st_prompt_len, err);
     cf->st_set = !st;
@@ -268,17 +243,17 @@ static mlrt_status read_apr_metadata(const mlrt__tensorset *ts, bool have_config
     mlrt_status st = mlrt__json_parse((const uint8_t *)ts->meta_json, strlen(ts->meta_json), file, &doc, err);
     if (st) return st;
     const mlrt__json *o = doc.root, *v, *eps = mlrt__json_get(o, "rms_norm_eps"); /* newer apr import: layer_norm_eps */
-    if (!(st = get_str(o, file, "architecture", true, &arch, err)) && arch && strcmp(arch, "bert") && strcmp(arch, "Bert") &&
-        strcmp(arch, "mpnet"))
-        st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert or mpnet (mlrt convert's)", arch);
-    const bool mpnet = !st && arch && !strcmp(arch, "mpnet");
-    if (!st && have_config && mpnet != cf->mpnet)
+    const family *fam = NULL;
+    if (!(st = mlrt__cfg_str(o, file, "architecture", true, &arch, err)) && arch && !(fam = family_of(strcmp(arch, "Bert") ? arch : "bert")))
+        st = mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "apr: metadata architecture '%s' is not bert, mpnet or distilbert", arch);
+    fam = fam ? fam : &FAMILIES[0];
+    if (!st && have_config && fam != cf->fam)
         st = mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: metadata architecture '%s' but config.json's model_type is %s", arch,
-                        cf->mpnet ? "mpnet" : "bert");
-    if (!st && mpnet && !have_config) cf->mpnet = true, cf->buckets = 32;
-    if (!st && mpnet) st = get_uint(o, file, "relative_attention_num_buckets", have_config ? cf->buckets : 32, have_config ? cf->buckets : MLRT__MAX_DIM,
-                                    &cf->buckets, err);
-    if (!st) st = get_str(o, file, "hf_architecture", true, &hf, err);
+                        cf->fam->model_type);
+    if (!st && !have_config) cf->fam = fam, cf->buckets = 32;
+    if (!st && fam->mpnet) st = mlrt__cfg_uint(o, file, "relative_attention_num_buckets", have_config ? cf->buckets : 32, have_config ? cf->buckets : MLRT__MAX_DIM,
+                                         &cf->buckets, err);
+    if (!st) st = mlrt__cfg_str(o, file, "hf_architecture", true, &hf, err);
     if (!st && hf && !cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "%s", hf);
     if (!st) st = read_sizes(o, file, true, have_config, cf, err);
     if (!st && (v = mlrt__json_get(o, "mlrt_embedding"))) st = read_st_record(v, cf, err);
@@ -326,8 +301,8 @@ static mlrt_status read_modules(const mlrt_file *f, char **pool_dir, char **dens
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu: expected an object, got %s", i, mlrt__json_type_name(m->type));
             break;
         }
-        if ((st = get_uint(m, file, "idx", 0, UINT32_MAX, &idx, err)) || (st = get_str(m, file, "name", false, &name, err)) ||
-            (st = get_str(m, file, "path", false, &path, err)) || (st = get_str(m, file, "type", false, &type, err)))
+        if ((st = mlrt__cfg_uint(m, file, "idx", 0, UINT32_MAX, &idx, err)) || (st = mlrt__cfg_str(m, file, "name", false, &name, err)) ||
+            (st = mlrt__cfg_str(m, file, "path", false, &path, err)) || (st = mlrt__cfg_str(m, file, "type", false, &type, err)))
             break;
         if (!type || !path) {
             st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "module %zu has no '%s'", i, type ? "path" : "type");
@@ -366,7 +341,7 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
                                          "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens",
                                          "pooling_mode_lasttoken"};
     mlrt__json_doc doc;
-    mlrt_status st = parse_object(f, &doc, err);
+    mlrt_status st = mlrt__cfg_object(f, &doc, err);
     if (st) return st;
     const char *file = f->name;
     uint32_t dim = hidden;
@@ -377,13 +352,13 @@ static mlrt_status read_pooling(const mlrt_file *f, uint32_t hidden, uint32_t *m
         while (i < 6 && strcmp(k->key, flags[i])) i++;
         bool on = false;
         if (i < 6) {
-            if (!(st = get_bool(doc.root, file, flags[i], &on, err))) *modes = on ? *modes | 1u << i : *modes & ~(1u << i);
-        } else if (!strcmp(k->key, "word_embedding_dimension")) st = get_uint(doc.root, file, k->key, 1, MLRT__MAX_DIM, &dim, err);
-        else if (!strcmp(k->key, "include_prompt")) st = get_bool(doc.root, file, k->key, include, err);
+            if (!(st = mlrt__cfg_bool(doc.root, file, flags[i], &on, err))) *modes = on ? *modes | 1u << i : *modes & ~(1u << i);
+        } else if (!strcmp(k->key, "word_embedding_dimension")) st = mlrt__cfg_uint(doc.root, file, k->key, 1, MLRT__MAX_DIM, &dim, err);
+        else if (!strcmp(k->key, "include_prompt")) st = mlrt__cfg_bool(doc.root, file, k->key, include, err);
         else if (strcmp(k->key, "pooling_mode")) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "unknown key '%s'", k->key);
     }
     const char *mode = NULL; /* the constructor's pooling_mode: one mode by name (any case), over the flags */
-    if (!st && !(st = get_str(doc.root, file, "pooling_mode", true, &mode, err)) && mode) {
+    if (!st && !(st = mlrt__cfg_str(doc.root, file, "pooling_mode", true, &mode, err)) && mode) {
         static const char *const names[6] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
         int i = 0;
         while (i < 6 && !lower_is(mode, names[i])) i++;
@@ -407,10 +382,10 @@ static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt_
     const mlrt_file *f = find_file(c, c->d->dir, "tokenizer_config.json");
     mlrt__json_doc doc;
     if (!f) return MLRT_OK;
-    mlrt_status st = parse_object(f, &doc, err);
+    mlrt_status st = mlrt__cfg_object(f, &doc, err);
     if (st) return st;
     const char *side = NULL;
-    st = get_str(doc.root, f->name, "truncation_side", true, &side, err);
+    st = mlrt__cfg_str(doc.root, f->name, "truncation_side", true, &side, err);
     if (!st && side && strcmp(side, "right") && strcmp(side, "left"))
         st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, f->name, "truncation_side: expected \"right\" or \"left\", got \"%s\"", side);
     d->cut_left = !st && side && !strcmp(side, "left");
@@ -431,11 +406,11 @@ static mlrt_status read_tokenizer_config(const ctx *c, uint32_t positions, mlrt_
 /* sentence_bert_config.json: the maximum length (null or absent: read_tokenizer_config), lowercasing; without
  * the file, what an .apr records. */
 static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *d, mlrt_error *err) {
-    const uint32_t positions = cf->mpnet ? cf->positions - 2 : cf->positions; /* (MPNet's positions start at 2) */
+    const uint32_t positions = cf->fam->mpnet ? cf->positions - 2 : cf->positions; /* (MPNet's positions start at 2) */
     const mlrt_file *f = find_file(c, c->d->dir, "sentence_bert_config.json");
     mlrt__json_doc doc;
     d->max_length = 0;
-    mlrt_status st = f ? parse_object(f, &doc, err) : MLRT_OK;
+    mlrt_status st = f ? mlrt__cfg_object(f, &doc, err) : MLRT_OK;
     if (st) return st;
     if (!f && cf->st_set) {
         if (cf->st_max_length > positions)
@@ -445,8 +420,8 @@ static mlrt_status read_lengths(const ctx *c, const config *cf, mlrt__enc_desc *
     }
     if (f) {
         const mlrt__json *v = mlrt__json_get(doc.root, "max_seq_length");
-        if (v && v->type != MLRT__JSON_NULL) st = get_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
-        if (!st) st = get_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
+        if (v && v->type != MLRT__JSON_NULL) st = mlrt__cfg_uint(doc.root, f->name, "max_seq_length", 1, positions, &d->max_length, err);
+        if (!st) st = mlrt__cfg_bool(doc.root, f->name, "do_lower_case", &d->lower_case, err);
         mlrt__json_free(&doc);
         if (st == MLRT_ERR_BAD_DIMENSIONS) /* longer than the positions: say why */
             mlrt__fail_in(err, st, f->name, "max_seq_length is more than the %u tokens max_position_embeddings allows, or 0", positions);
@@ -510,23 +485,17 @@ static mlrt_status linear(ctx *c, const char *name, uint32_t in, uint32_t out, m
 
 static mlrt_status layer(ctx *c, uint32_t i, const config *cf, mlrt__enc_layer *l) {
     char p[96], n[128];
-    mlrt__format_to(p, sizeof p, "encoder.layer.%u.", i);
+    mlrt__format_to(p, sizeof p, cf->fam->layer, i);
     const uint32_t h = cf->hidden;
-    static const char *const lin[2][6] = {{"attention.self.query", "attention.self.key", "attention.self.value",
-                                           "attention.output.dense", "intermediate.dense", "output.dense"},
-                                          {"attention.attn.q", "attention.attn.k", "attention.attn.v", /* MPNet */
-                                           "attention.attn.o", "intermediate.dense", "output.dense"}};
     mlrt_status st = MLRT_OK;
     for (int k = 0; k < 6 && !st; k++) {
-        mlrt__format_to(n, sizeof n, "%s%s", p, lin[cf->mpnet][k]);
+        mlrt__format_to(n, sizeof n, "%s%s", p, cf->fam->lin[k]);
         st = linear(c, n, k == 5 ? cf->ffn : h, k == 4 ? cf->ffn : h, &l->w[k]);
     }
-    const char *ln1 = cf->mpnet ? "attention.LayerNorm" : "attention.output.LayerNorm";
-    struct { const char *name; mlrt__enc_src *s; } ln[4] = {{".weight", &l->ln1_w}, {".bias", &l->ln1_b},
-                                                            {"output.LayerNorm.weight", &l->ln2_w}, {"output.LayerNorm.bias", &l->ln2_b}};
+    mlrt__enc_src *ln[4] = {&l->ln1_w, &l->ln1_b, &l->ln2_w, &l->ln2_b};
     for (int k = 0; k < 4 && !st; k++) {
-        mlrt__format_to(n, sizeof n, "%s%s%s", p, k < 2 ? ln1 : "", ln[k].name);
-        st = vec(c, n, 1, h, 0, ln[k].s);
+        mlrt__format_to(n, sizeof n, "%s%s.%s", p, cf->fam->ln[k / 2], k % 2 ? "bias" : "weight");
+        st = vec(c, n, 1, h, 0, ln[k]);
     }
     return st;
 }
@@ -539,9 +508,18 @@ static void types_from_shape(const ctx *c, config *cf) {
     if (t && t->rank == 2 && t->shape[0] >= 1 && t->shape[0] <= MLRT__MAX_DIM) cf->types = (uint32_t)t->shape[0];
 }
 
+/* The prefix of the word embeddings' name ("", "bert.", ...), or NULL: no encoder of the families. */
+static const char *prefix_of(const mlrt__tensorset *ts) {
+    char n[64];
+    for (int i = -1; i < 3; i++) {
+        mlrt__format_to(n, sizeof n, "%sembeddings.word_embeddings.weight", i < 0 ? "" : FAMILIES[i].prefix);
+        if (mlrt__tensorset_find(ts, n)) return i < 0 ? "" : FAMILIES[i].prefix;
+    }
+    return NULL;
+}
+
 bool mlrt__is_bert(const mlrt__tensorset *ts) {
-    return mlrt__tensorset_find(ts, "embeddings.word_embeddings.weight") || mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight") ||
-           mlrt__tensorset_find(ts, "mpnet.embeddings.word_embeddings.weight");
+    return prefix_of(ts) != NULL;
 }
 
 /* ------------------------------------------------------------------ the folder */
@@ -568,23 +546,20 @@ static mlrt_status read_weights(ctx *c, mlrt__tensorset *ts, const mlrt_file **w
         return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s is not an .apr v2 tensor file (magic APR\\0): not an encoder", f->name);
     if ((st = apr ? mlrt__read_apr_v2(b, f->len, ts, err) : mlrt__read_safetensors(b, f->len, ts, err))) return st;
     *wf = f;
-    *bert = mlrt__is_bert(ts);
+    *bert = (c->prefix = prefix_of(ts)) != NULL;
     if (!*bert)
-        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT encoder (no [bert.|mpnet.]embeddings.word_embeddings.weight)",
-                          f->name);
+        return mlrt__fail(err, MLRT_ERR_NOT_A_MODEL, "load_files: %s holds no BERT-family encoder (no "
+                          "[bert.|mpnet.|distilbert.]embeddings.word_embeddings.weight)", f->name);
     c->ts = ts, c->data = b + ts->data_begin, c->fmt = mlrt_format_name(ts->format);
-    c->prefix = mlrt__tensorset_find(ts, "bert.embeddings.word_embeddings.weight")    ? "bert."
-                : mlrt__tensorset_find(ts, "mpnet.embeddings.word_embeddings.weight") ? "mpnet."
-                                                                                       : "";
     return MLRT_OK;
 }
 
 static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     const mlrt_file *f = find_file(c, c->d->dir, "config.json");
     mlrt_status st = MLRT_OK;
+    cf->fam = &FAMILIES[0];
     if (f) {
-        *cf = (config){.hidden = 768, .layers = 12, .heads = 12, .ffn = 3072, .vocab = 30522, .positions = 512, .types = 2, .eps = 1e-12,
-                       .arch = "BertModel"}; /* BertConfig's defaults */
+        *cf = (config){.hidden = 768, .heads = 12, .ffn = 3072, .types = 2, .eps = 1e-12, .fam = &FAMILIES[0]}; /* BertConfig's defaults (and the families') */
         st = read_config(f, cf, err);
         cf->have_heads = true;
     } else if (c->ts->format != MLRT_FORMAT_APR) {
@@ -592,14 +567,14 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
     }
     if (!st && c->ts->format == MLRT_FORMAT_APR) st = read_apr_metadata(c->ts, f != NULL, cf, err);
     if (st) return st;
-    if (!cf->types && !cf->mpnet) types_from_shape(c, cf);
+    if (!cf->types && cf->fam->types) types_from_shape(c, cf);
     if (!cf->eps) cf->eps = 1e-12;
-    if (!cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "BertModel");
+    if (!cf->arch[0]) mlrt__format_to(cf->arch, sizeof cf->arch, "%sModel", cf->fam->arch);
     if (!cf->have_heads)
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata has no num_heads: give config.json");
-    if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || (!cf->types && !cf->mpnet))
+    if (!cf->hidden || !cf->layers || !cf->ffn || !cf->vocab || !cf->positions || (!cf->types && cf->fam->types))
         return mlrt__fail(err, MLRT_ERR_BAD_HEADER, "apr: the metadata lacks the encoder's sizes: give config.json");
-    if (cf->mpnet && cf->positions < 3) /* (its first position is 2) */
+    if (cf->fam->mpnet && cf->positions < 3) /* (its first position is 2) */
         return mlrt__fail(err, MLRT_ERR_BAD_DIMENSIONS, "%s: max_position_embeddings %u: MPNet needs at least 3", f ? f->name : "apr: metadata",
                           cf->positions);
     if (cf->hidden % cf->heads)
@@ -611,8 +586,8 @@ static mlrt_status read_config_files(ctx *c, config *cf, mlrt_error *err) {
 static mlrt_status read_tensors(ctx *c, const config *cf, mlrt__enc_desc *d) {
     mlrt_status st = vec(c, "embeddings.word_embeddings.weight", 2, cf->vocab, cf->hidden, &d->word);
     if (!st) st = vec(c, "embeddings.position_embeddings.weight", 2, cf->positions, cf->hidden, &d->pos);
-    if (!st && !cf->mpnet) st = vec(c, "embeddings.token_type_embeddings.weight", 2, cf->types, cf->hidden, &d->type);
-    if (!st && cf->mpnet) st = vec(c, "encoder.relative_attention_bias.weight", 2, cf->buckets, cf->heads, &d->rel);
+    if (!st && cf->fam->types) st = vec(c, "embeddings.token_type_embeddings.weight", 2, cf->types, cf->hidden, &d->type);
+    if (!st && cf->fam->mpnet) st = vec(c, "encoder.relative_attention_bias.weight", 2, cf->buckets, cf->heads, &d->rel);
     if (!st) st = vec(c, "embeddings.LayerNorm.weight", 1, cf->hidden, 0, &d->ln_w);
     if (!st) st = vec(c, "embeddings.LayerNorm.bias", 1, cf->hidden, 0, &d->ln_b);
     if (!st && !(d->layer = calloc(cf->layers, sizeof *d->layer)))
@@ -643,21 +618,21 @@ static mlrt_status read_dense_config(const mlrt_file *f, uint32_t *in, uint32_t 
                                         "torch.nn.modules.activation.ReLU", "torch.nn.modules.activation.Sigmoid"};
     static const mlrt_activation ids[4] = {MLRT_ACT_IDENTITY, MLRT_ACT_TANH, MLRT_ACT_RELU, MLRT_ACT_SIGMOID};
     mlrt__json_doc doc;
-    mlrt_status st = parse_object(f, &doc, err);
+    mlrt_status st = mlrt__cfg_object(f, &doc, err);
     if (st) return st;
     const char *file = f->name, *a = acts[1]; /* (Dense's default activation: Tanh) */
     *in = *out = 0, *bias = true;
     static const char *const keys[] = {"in_features", "out_features", "bias", "activation_function", "module_input_name",
                                        "module_output_name", NULL}; /* (Dense's config_keys) */
-    st = only_keys(doc.root, file, keys, err);
+    st = mlrt__cfg_only_keys(doc.root, file, keys, err);
     const char *io[2] = {NULL, NULL}; /* the feature it reads and writes: the sentence embedding, or unsupported */
     for (int j = 0; j < 2 && !st; j++)
-        if (!(st = get_str(doc.root, file, keys[4 + j], true, &io[j], err)) && io[j] && strcmp(io[j], "sentence_embedding"))
+        if (!(st = mlrt__cfg_str(doc.root, file, keys[4 + j], true, &io[j], err)) && io[j] && strcmp(io[j], "sentence_embedding"))
             st = mlrt__fail_in(err, MLRT_ERR_UNSUPPORTED, file, "%s '%s': mlrt runs Dense modules on the sentence embedding", keys[4 + j], io[j]);
-    if (!st) st = get_uint(doc.root, file, "in_features", 1, MLRT__MAX_DIM, in, err);
-    if (!st) st = get_uint(doc.root, file, "out_features", 1, MLRT__MAX_DIM, out, err);
-    if (!st) st = get_bool(doc.root, file, "bias", bias, err);
-    if (!st && mlrt__json_get(doc.root, "activation_function")) st = get_str(doc.root, file, "activation_function", false, &a, err);
+    if (!st) st = mlrt__cfg_uint(doc.root, file, "in_features", 1, MLRT__MAX_DIM, in, err);
+    if (!st) st = mlrt__cfg_uint(doc.root, file, "out_features", 1, MLRT__MAX_DIM, out, err);
+    if (!st) st = mlrt__cfg_bool(doc.root, file, "bias", bias, err);
+    if (!st && mlrt__json_get(doc.root, "activation_function")) st = mlrt__cfg_str(doc.root, file, "activation_function", false, &a, err);
     if (!st && (!*in || !*out)) st = mlrt__fail_in(err, MLRT_ERR_BAD_HEADER, file, "'%s' is missing", *in ? "out_features" : "in_features");
     int i = 0;
     while (!st && i < 4 && strcmp(a, acts[i])) i++;
@@ -722,7 +697,7 @@ static mlrt_status read_prompt_file(const ctx *c, config *cf, mlrt__buf *facts, 
         return MLRT_OK;
     }
     mlrt__json_doc doc;
-    mlrt_status st = parse_object(f, &doc, err);
+    mlrt_status st = mlrt__cfg_object(f, &doc, err);
     if (st) return st;
     st = read_prompts(doc.root, f->name, facts, &d->prompt, &d->prompt_len, err);
     mlrt__json_free(&doc);
@@ -783,7 +758,7 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     if (!st) {
         d->format = ts->format, d->ts = ts;
         d->hidden = cf.hidden, d->layers = cf.layers, d->heads = cf.heads, d->ffn = cf.ffn, d->vocab = cf.vocab;
-        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps, d->mpnet = cf.mpnet, d->buckets = cf.buckets;
+        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps, d->mpnet = cf.fam->mpnet, d->buckets = cf.buckets;
         st = read_tensors(&c, &cf, d);
     }
     if (!st) d->dtype = d->layer[0].w[0].w_dtype;

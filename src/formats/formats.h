@@ -33,6 +33,19 @@ mlrt_status mlrt__recognize(const uint8_t *file, const mlrt__tensorset *ts, mlrt
 /* ---- BERT-family sentence encoders (formats/bert.c) ---- */
 /* The tensors hold a BERT encoder's word embeddings (with or without the "bert." prefix). */
 bool mlrt__is_bert(const mlrt__tensorset *ts);
+/* ---- JSON configuration files' fields (formats/config_json.c): absent fields keep *out (a string: NULL);
+ * a present one of another type or out of range fails, naming file and key. ---- */
+/* Parses a file that must hold a JSON object; doc->root is it. */
+mlrt_status mlrt__cfg_object(const mlrt_file *f, mlrt__json_doc *doc, mlrt_error *err);
+/* An integer in [lo, hi]. */
+mlrt_status mlrt__cfg_uint(const mlrt__json *obj, const char *file, const char *key, uint64_t lo, uint64_t hi, uint32_t *out,
+                           mlrt_error *err);
+mlrt_status mlrt__cfg_bool(const mlrt__json *obj, const char *file, const char *key, bool *out, mlrt_error *err);
+/* A string (or null, giving NULL, when null_ok). */
+mlrt_status mlrt__cfg_str(const mlrt__json *obj, const char *file, const char *key, bool null_ok, const char **out, mlrt_error *err);
+/* Every key of obj is one of keys (NULL-terminated), else BAD_HEADER naming the first that is not. */
+mlrt_status mlrt__cfg_only_keys(const mlrt__json *obj, const char *file, const char *const *keys, mlrt_error *err);
+
 /* A folder's files (mlrt_load_files): modules.json, config.json, the weights (model.safetensors or
  * model.apr, read into ts, which the caller frees with mlrt__tensorset_free whatever happens), the
  * pooling and length configs, into d (zeroed first; on failure freed). *bert: the weights file was

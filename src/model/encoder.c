@@ -8,7 +8,8 @@
  *   per layer: q, k, v = h Wq + bq, ...; ctx = attention per text and head (the text's own tokens are
  *              its keys); h = LayerNorm(ctx Wo + bo + h); h = LayerNorm(GELU(h W1 + b1) W2 + b2 + h)
  *   per text:  pooling (sentence-transformers' modes, concatenated), L2 normalization if asked.
- * MPNet (MPNetModel) differs in three places: no token types (type is one row of zeros); p counts the row's
+ * DistilBERT (DistilBertModel) has no token types (type is one row of zeros); only its names differ.
+ * MPNet (MPNetModel) differs in three places: no token types; p counts the row's
  * ids that are not 1 (padding_idx), from 2 (an id 1 takes position 1); and each head adds to a score the
  * bias of its bucket of (key's index - query's index) in the row (the buckets of MPNetEncoder's
  * relative_position_bucket with its 32 buckets and distance 128), the same table in every layer.
@@ -41,6 +42,7 @@ typedef struct encoder {
     uint32_t hidden, layers, heads, ffn, vocab, positions, types, dim, max_length, pooling;
     float eps;
     bool normalize, lower_case, cut_left, borrowed, mpnet;
+    bool typeless;                  /* no token type table in the file (MPNet, DistilBERT): type is one row of zeros */
     bool skip_prompt;               /* Pooling's include_prompt false: a prompt's tokens are not pooled (but by CLS) */
     char *prompt;                   /* [prompt_len + 1] the default prompt (mlrt_embed prepends it), or NULL */
     uint32_t prompt_len;
@@ -424,7 +426,7 @@ static void enc_facts(mlrt__buf *b, const mlrt_model *m) {
 static uint64_t enc_params(const mlrt_model *m) {
     const encoder *e = m->impl;
     const uint64_t H = e->hidden, I = e->ffn;
-    uint64_t p = ((uint64_t)e->vocab + e->positions + (e->mpnet ? 0 : e->types) + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
+    uint64_t p = ((uint64_t)e->vocab + e->positions + (e->typeless ? 0 : e->types) + 2) * H + e->layers * (4 * H * H + 2 * H * I + 9 * H + I);
     if (e->mpnet) p += 32 * (uint64_t)e->heads; /* (the buckets used) */
     for (uint32_t k = 0; k < e->n_dense; k++) p += (uint64_t)e->dense[k].in * e->dense[k].out + (e->dense[k].has_bias ? e->dense[k].out : 0);
     return p;
@@ -646,7 +648,8 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
         return NULL;
     }
     e->hidden = d->hidden, e->layers = d->layers, e->heads = d->heads, e->ffn = d->ffn, e->vocab = d->vocab;
-    e->positions = d->positions, e->types = d->mpnet ? 1 : d->types, e->eps = d->eps, e->pooling = d->pooling, e->mpnet = d->mpnet;
+    e->positions = d->positions, e->types = d->types ? d->types : 1, e->eps = d->eps, e->pooling = d->pooling, e->mpnet = d->mpnet;
+    e->typeless = !d->types;
     e->normalize = d->normalize, e->lower_case = d->lower_case, e->cut_left = d->cut_left, e->max_length = d->max_length;
     e->prompt = d->prompt, e->prompt_len = d->prompt_len, e->skip_prompt = !d->include_prompt, d->prompt = NULL;
     for (int k = 0; k < 6; k++) e->pooled += (d->pooling >> k & 1) * d->hidden;
@@ -664,7 +667,7 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
     }
     if (!st) st = word_table(e, &d->word, &tk, fmt, err);
     if (!st && (e->pos = new_f32(&d->pos, fmt, &st, err)) &&
-        !(e->type = d->mpnet ? calloc(d->hidden, sizeof *e->type) : new_f32(&d->type, fmt, &st, err)) && !st) /* (MPNet: one row of zeros) */
+        !(e->type = e->typeless ? calloc(d->hidden, sizeof *e->type) : new_f32(&d->type, fmt, &st, err)) && !st) /* (none: a row of zeros) */
         st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
     if (!st && !(e->ln = malloc(2 * (size_t)d->hidden * sizeof *e->ln))) st = mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "%s: out of memory", fmt);
     if (!st && d->mpnet) st = relative_bias(e, &d->rel, fmt, err);

@@ -650,7 +650,7 @@ static void test_bad_config(void) {
     config_fails("\"use_cache\": true", "\"is_decoder\": 0", MLRT_ERR_BAD_HEADER, "is_decoder: expected true or false");
     config_fails("\"model_type\": \"bert\"", "\"model_type\": \"roberta\"", MLRT_ERR_UNSUPPORTED, "model_type 'roberta'");
     config_fails("\"model_type\": \"bert\"", "\"type\": \"bert\"", MLRT_ERR_BAD_HEADER, "model_type is missing");
-    config_fails("\"BertModel\"", "\"RobertaModel\"", MLRT_ERR_UNSUPPORTED, "'RobertaModel' is not a BERT model");
+    config_fails("\"BertModel\"", "\"RobertaModel\"", MLRT_ERR_UNSUPPORTED, "'RobertaModel' is not a model of model_type 'bert' (Bert...)");
     config_fails("[\n    \"BertModel\"\n  ]", "\"BertModel\"", MLRT_ERR_BAD_HEADER, "architectures: expected an array");
     config_fails("{", "[", MLRT_ERR_INVALID_JSON, "config.json");
     /* shapes that disagree with the config, tensors the config implies that are missing */
@@ -720,7 +720,7 @@ static void test_bad_tensors(void) {
     replace(&d, "model.safetensors", prefix(st, st.n - 7));
     FAILS(&d, MLRT_ERR_TRUNCATED, "cut short");
     replace(&d, "model.safetensors", tiny_edited(DIR "tiny/model.safetensors", "embeddings.word_embeddings.weight", NULL, 0, 0));
-    FAILS(&d, MLRT_ERR_NOT_A_MODEL, "holds no BERT encoder");
+    FAILS(&d, MLRT_ERR_NOT_A_MODEL, "holds no BERT-family encoder");
     replace(&d, "model.safetensors", st);
     drop(&d, "config.json");
     FAILS(&d, MLRT_ERR_INVALID_ARGUMENT, "config.json is missing");

@@ -6,8 +6,9 @@
  *   bit 0 set:   model.safetensors (the weights; config.json and the rest valid), then the same list
  * and bits 1-7 leave out modules.json, the pooling file, sentence_bert_config.json, tokenizer_config.json,
  * config_sentence_transformers.json, the Dense module's two files. The default modules.json runs
- * Transformer, Pooling, Dense (8 -> 4, Tanh), Normalize. The weights hold an MPNet's names for the layer
- * too (attention.attn.q ..., encoder.relative_attention_bias): a config.json of model_type "mpnet" runs them.
+ * Transformer, Pooling, Dense (8 -> 4, Tanh), Normalize. The weights hold an MPNet's and a DistilBERT's names
+ * for the layer too (attention.attn.q ..., encoder.relative_attention_bias; transformer.layer.0.attention.q_lin
+ * ...): a config.json of model_type "mpnet" or "distilbert" runs them.
  * Oracles: a refusal is well-formed (fuzz_check_error); a model's info parses; it runs a batch of
  * four texts of different lengths (ids from the input) whose rows each have the bits of the same text
  * alone and unpadded, finite, of the width info gives, unit length when info says normalize. */
@@ -71,7 +72,16 @@ static void build_weights(void) {
         {"encoder.layer.0.attention.attn.v.weight", H, H}, {"encoder.layer.0.attention.attn.v.bias", H, 0},
         {"encoder.layer.0.attention.attn.o.weight", H, H}, {"encoder.layer.0.attention.attn.o.bias", H, 0},
         {"encoder.layer.0.attention.LayerNorm.weight", H, 0}, {"encoder.layer.0.attention.LayerNorm.bias", H, 0},
-        {"encoder.relative_attention_bias.weight", 32, A}};
+        {"encoder.relative_attention_bias.weight", 32, A},
+        /* and DistilBERT's (a config.json of model_type "distilbert") */
+        {"transformer.layer.0.attention.q_lin.weight", H, H}, {"transformer.layer.0.attention.q_lin.bias", H, 0},
+        {"transformer.layer.0.attention.k_lin.weight", H, H}, {"transformer.layer.0.attention.k_lin.bias", H, 0},
+        {"transformer.layer.0.attention.v_lin.weight", H, H}, {"transformer.layer.0.attention.v_lin.bias", H, 0},
+        {"transformer.layer.0.attention.out_lin.weight", H, H}, {"transformer.layer.0.attention.out_lin.bias", H, 0},
+        {"transformer.layer.0.sa_layer_norm.weight", H, 0}, {"transformer.layer.0.sa_layer_norm.bias", H, 0},
+        {"transformer.layer.0.ffn.lin1.weight", I, H}, {"transformer.layer.0.ffn.lin1.bias", I, 0},
+        {"transformer.layer.0.ffn.lin2.weight", H, I}, {"transformer.layer.0.ffn.lin2.bias", H, 0},
+        {"transformer.layer.0.output_layer_norm.weight", H, 0}, {"transformer.layer.0.output_layer_norm.bias", H, 0}};
     mlrt__buf h = {0};
     size_t off = 0, n = sizeof t / sizeof t[0];
     mlrt__buf_puts(&h, "{");

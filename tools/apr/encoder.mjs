@@ -51,8 +51,9 @@ export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'enco
   const text = (b) => (typeof b === 'string' ? b : new TextDecoder().decode(b));
   if (!files['config.json'] || !files['model.safetensors']) fail('the folder needs config.json and model.safetensors');
   const cfg = JSON.parse(text(files['config.json']));
-  if (cfg.model_type !== 'bert' && cfg.model_type !== 'mpnet') fail(`config.json: model_type '${cfg.model_type}' is not bert or mpnet`);
-  const mpnet = cfg.model_type === 'mpnet';
+  if (!['bert', 'mpnet', 'distilbert'].includes(cfg.model_type)) fail(`config.json: model_type '${cfg.model_type}' is not bert, mpnet or distilbert`);
+  const mpnet = cfg.model_type === 'mpnet', distil = cfg.model_type === 'distilbert';
+  const arch = { bert: 'Bert', mpnet: 'MPNet', distilbert: 'DistilBert' }[cfg.model_type];
   if (quantize && quantize !== 'q8') fail(`--quantize ${quantize}: encoders are written as f32 or q8`);
   const tensors = readSafetensors(files['model.safetensors']);
   const out = [], shapes = {};
@@ -60,7 +61,7 @@ export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'enco
   for (const t of tensors) {
     const count = t.shape.reduce((a, b) => a * b, 1);
     shapes[t.name] = t.shape;
-    const dense = t.shape.length === 2 && /(^|\.)encoder\.layer\.\d+\./.test(t.name);
+    const dense = t.shape.length === 2 && /(^|\.)(encoder|transformer)\.layer\.\d+\./.test(t.name);
     const word = /(^|\.)embeddings\.word_embeddings\.weight$/.test(t.name);
     if (!SAFETENSORS_DTYPES[t.dtype]) fail(`tensor '${t.name}': dtype ${t.dtype} is not written`);
     if (t.dtype === 'I64' || t.dtype === 'I32') { // embeddings.position_ids: copied, unused
@@ -77,11 +78,13 @@ export function encoderToApr(files, { quantize, embeddings = 'f32', name = 'enco
     quantized += q ? 1 : 0;
   }
   const metadata = {
-    // (an MPNet: mlrt's own architecture "mpnet", which apr import does not write; its defaults are MPNetConfig's)
-    model_type: mpnet ? 'MPNet' : 'Bert', name, param_count: params, architecture: mpnet ? 'mpnet' : 'bert',
-    hf_architecture: (cfg.architectures ?? [mpnet ? 'MPNetModel' : 'BertModel'])[0],
-    hf_model_type: cfg.model_type, hidden_size: cfg.hidden_size, num_layers: cfg.num_hidden_layers, num_heads: cfg.num_attention_heads,
-    num_kv_heads: cfg.num_attention_heads, vocab_size: cfg.vocab_size, intermediate_size: cfg.intermediate_size,
+    // (MPNet, DistilBERT: mlrt's own architectures "mpnet" and "distilbert", which apr import does not write; the
+    // defaults are their config classes')
+    model_type: arch, name, param_count: params, architecture: cfg.model_type, hf_architecture: (cfg.architectures ?? [`${arch}Model`])[0],
+    hf_model_type: cfg.model_type, hidden_size: distil ? cfg.dim ?? 768 : cfg.hidden_size ?? 768,
+    num_layers: distil ? cfg.n_layers ?? 6 : cfg.num_hidden_layers ?? 12, num_heads: distil ? cfg.n_heads ?? 12 : cfg.num_attention_heads ?? 12,
+    num_kv_heads: distil ? cfg.n_heads ?? 12 : cfg.num_attention_heads ?? 12, vocab_size: cfg.vocab_size ?? (mpnet ? 30527 : 30522),
+    intermediate_size: distil ? cfg.hidden_dim ?? 3072 : cfg.intermediate_size ?? 3072,
     max_position_embeddings: cfg.max_position_embeddings ?? (mpnet ? 514 : 512), rms_norm_eps: cfg.layer_norm_eps ?? 1e-12,
     ...(mpnet ? { relative_attention_num_buckets: cfg.relative_attention_num_buckets ?? 32 } : {}),
     ...(quantize === 'q8' ? { quantization: { quant_type: 'int8', bits: 8, block_size: null, symmetric: true } } : {}),
