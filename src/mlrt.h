@@ -344,7 +344,7 @@ const char *mlrt_tokenizer_token(const mlrt_tokenizer *tokenizer, int32_t id);
 const char *mlrt_tokenizer_info_json(const mlrt_tokenizer *tokenizer);
 /* ---- end of text ---- */
 
-/* ---- sentence encoders: BERT-family models (all-MiniLM, bge, e5, gte, ..., and MPNet: all-mpnet-base-v2) ----
+/* ---- sentence encoders: BERT-family models (all-MiniLM, bge, e5, gte, ...; MPNet, DistilBERT) ----
  *
  *   mlrt_file files[] = {{"model.safetensors", w, w_len}, {"config.json", c, c_len},
  *                        {"tokenizer.json", t, t_len}, {"modules.json", m, m_len},
@@ -356,7 +356,7 @@ const char *mlrt_tokenizer_info_json(const mlrt_tokenizer *tokenizer);
  *
  * A folder's files by their names in the model's repository: "model.safetensors" (F32, F16 or BF16)
  * or "model.apr" (aprender .apr v2, as `apr import --arch bert` writes it, F32/F16/BF16/Q8/Q4),
- * "config.json" (BertModel's or MPNetModel's; optional with an .apr whose metadata holds the sizes),
+ * "config.json" (BertModel's, MPNetModel's or DistilBertModel's; optional with an .apr whose metadata holds the sizes),
  * "tokenizer.json" or "vocab.txt" (+ "tokenizer_config.json"): optional, mlrt_embed needs one,
  * and sentence-transformers' "modules.json", "1_Pooling/config.json", "sentence_bert_config.json",
  * "config_sentence_transformers.json", which decide pooling (mean, CLS, max, ...), L2 normalization,

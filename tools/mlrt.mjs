@@ -2,7 +2,7 @@
 // mlrt: inspect, convert, sign/encrypt and run model files from the command line.
 //   mlrt inspect FILE [--json] [--public-key PUBFILE]
 //   mlrt convert IN OUT [--apr-version 1|2] [--quantize q8|q4] [--compress lz4|zstd|zstd-max]
-//                [--embeddings f32|q8] (IN a BERT encoder's folder: an .apr v2 as `apr import --arch bert` writes it)
+//                [--embeddings f32|q8] (IN a BERT, MPNet or DistilBERT encoder's folder: an .apr v2 as `apr import --arch bert` writes it)
 //                [--sign KEYFILE] [--encrypt-password PW | --password-file F] [--recipient PUBFILE]
 //                [--name NAME] [--description TEXT] [--password PW] [--key KEYFILE] [--public-key PUBFILE]
 //   mlrt keygen [--type ed25519|x25519] --out NAME
@@ -28,7 +28,7 @@ const USAGE = `usage:
                [--name NAME] [--description TEXT]
                [--password PW] [--key KEYFILE] [--public-key PUBFILE]   (to read IN)
   mlrt convert FOLDER OUT.apr [--quantize q8] [--embeddings f32|q8] [--name NAME]
-               (FOLDER: a BERT encoder's config.json and model.safetensors; its tokenizer and
+               (FOLDER: a BERT, MPNet or DistilBERT encoder's config.json and model.safetensors; its tokenizer and
                 sentence-transformers files stay beside the .apr)
   mlrt keygen [--type ed25519|x25519] --out NAME      (writes NAME.key, mode 0600, and NAME.pub)
   mlrt predict FILE INPUT|- [--output json|f32|npy] [--out OUTFILE] [--password PW] [--key KEYFILE] [--public-key PUBFILE]

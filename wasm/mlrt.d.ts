@@ -505,7 +505,7 @@ export interface EncoderInfo {
   readonly format: 'safetensors' | 'apr';
   readonly kind: 'encoder';
   readonly task: 'embedding';
-  /** config.json's architectures[0] (e.g. 'BertModel', 'MPNetModel', 'MPNetForMaskedLM'). */
+  /** config.json's architectures[0] (e.g. 'BertModel', 'MPNetModel', 'DistilBertModel'). */
   readonly architecture: string;
   /** Floats per embedding: hiddenSize times the pooling modes (one for 'mean' or 'cls'), or the last Dense module's out. */
   readonly dim: number;
@@ -516,7 +516,7 @@ export interface EncoderInfo {
   readonly vocabSize: number;
   /** max_position_embeddings. */
   readonly maxPositions: number;
-  /** Token types (type_vocab_size); 0 for MPNet, which has none. */
+  /** Token types (type_vocab_size); 0 for MPNet and DistilBERT, which have none. */
   readonly typeVocabSize: number;
   /** Tokens per text that embed keeps: sentence_bert_config.json's max_seq_length, else (as sentence-transformers)
    * min(max_position_embeddings, tokenizer_config.json's model_max_length); MPNet: at most max_position_embeddings - 2. */
