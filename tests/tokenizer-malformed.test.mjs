@@ -77,7 +77,10 @@ const JSON_CASES = [
   ['a Metaspace decoder', () => edit((j) => { j.decoder = { type: 'Metaspace' }; }), 'UNSUPPORTED', /decoder: type 'Metaspace'/],
   ['a decoder without cleanup', () => edit((j) => { delete j.decoder.cleanup; }), 'BAD_HEADER', /decoder\.cleanup: expected a boolean, got nothing/],
   // post-processor
-  ['RobertaProcessing', () => edit((j) => { j.post_processor = { type: 'RobertaProcessing' }; }), 'UNSUPPORTED', /post_processor: type 'RobertaProcessing'/],
+  ['RobertaProcessing without cls', () => edit((j) => { j.post_processor = { type: 'RobertaProcessing' }; }), 'BAD_HEADER',
+    /post_processor\.cls: expected an array, got nothing/],
+  ['RobertaProcessing with a bad cls', () => edit((j) => { j.post_processor = { type: 'RobertaProcessing', cls: ['[CLS]'], sep: ['[SEP]', 1],
+    trim_offsets: true, add_prefix_space: true }; }), 'BAD_HEADER', /post_processor\.cls: expected \[token, id\]/],
   ['a ByteLevel post-processor', () => edit((j) => { j.post_processor = { type: 'ByteLevel' }; }), 'UNSUPPORTED', /post_processor: type 'ByteLevel'/],
   ['a template naming an unknown token', () => edit((j) => { j.post_processor.single[0].SpecialToken.id = '[BOS]'; }), 'BAD_HEADER',
     /post_processor\.single\[0\]\.SpecialToken: special token "\[BOS\]" is not in post_processor\.special_tokens/],

@@ -1,8 +1,8 @@
 /* formats/tokenizer_json.c — Hugging Face tokenizer.json (the Rust `tokenizers` serde format,
  * version "1.0") of BERT-family models, read strictly into a tokenizer description (ir/ir.h).
  *
- * Read: BertNormalizer, BertPreTokenizer, the WordPiece model, TemplateProcessing and
- * BertProcessing, the WordPiece decoder, added_tokens, truncation and padding; each may be null
+ * Read: BertNormalizer, BertPreTokenizer, the WordPiece model, TemplateProcessing,
+ * BertProcessing and RobertaProcessing (MPNet's), the WordPiece decoder, added_tokens, truncation and padding; each may be null
  * where Rust allows it. Refused, naming the field:
  *   not UTF-8 (with the byte offset)                               INVALID_UTF8
  *   not JSON; the same key twice (a token twice in model.vocab)    INVALID_JSON, DUPLICATE_KEY
@@ -400,9 +400,17 @@ static mlrt_status read_template(rd *r, const mlrt__json *p, const char *key, ml
     return MLRT_OK;
 }
 
+/* Whether a BertProcessing or RobertaProcessing object is read as RobertaProcessing: Rust reads the post-processor
+ * as an untagged enum that tries RobertaProcessing first, so the shape decides, not "type" (npm tokenizers 0.23.2:
+ * both flags booleans -> Roberta; either missing or of another type -> BertProcessing, even under "RobertaProcessing"). */
+static bool roberta_shape(const mlrt__json *p) {
+    const mlrt__json *t = mlrt__json_get(p, "trim_offsets"), *a = mlrt__json_get(p, "add_prefix_space");
+    return t && a && (t->type == MLRT__JSON_TRUE || t->type == MLRT__JSON_FALSE) && (a->type == MLRT__JSON_TRUE || a->type == MLRT__JSON_FALSE);
+}
+
 static mlrt_status read_post_processor(rd *r, const mlrt__json *p) {
-    static const char *const ok[] = {"TemplateProcessing", "BertProcessing", NULL};
-    static const char *const known[] = {"RobertaProcessing", "ByteLevel", "Sequence", NULL};
+    static const char *const ok[] = {"TemplateProcessing", "BertProcessing", "RobertaProcessing", NULL};
+    static const char *const known[] = {"ByteLevel", "Sequence", NULL};
     int type;
     mlrt__tok_desc *d = r->d;
     mlrt_status st = component_type(r, p, "post_processor", ok, known, &type);
@@ -420,11 +428,15 @@ static mlrt_status read_post_processor(rd *r, const mlrt__json *p) {
         d->n_specials = 1;
         if ((st = bert_pair(r, p, "sep", &d->specials[1]))) return st;
         d->n_specials = 2;
+        /* Bert: [CLS] A [SEP] B:1 [SEP]:1; Roberta: <s> A </s> </s> B </s>, every type id 0 (offsets' trimming aside, which
+         * no output shows) */
         static const mlrt__tok_piece single[3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}};
-        static const mlrt__tok_piece pair[5] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {-1, 1, 1}, {1, 0, 1}};
+        static const mlrt__tok_piece pair[2][6] = {{{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {-1, 1, 1}, {1, 0, 1}},
+                                                   {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {-1, 1, 0}, {1, 0, 0}}};
+        const bool roberta = roberta_shape(p);
         memcpy(d->single, single, sizeof single);
-        memcpy(d->pair, pair, sizeof pair);
-        d->n_single = 3, d->n_pair = 5, d->added_single = 2, d->added_pair = 3;
+        memcpy(d->pair, pair[roberta], sizeof pair[roberta]);
+        d->n_single = 3, d->n_pair = 5 + roberta, d->added_single = 2, d->added_pair = 3 + roberta;
     }
     d->post_process = true;
     return MLRT_OK;

@@ -30,6 +30,12 @@ export function variants() {
     'left-truncation-24': v({ truncation: { direction: 'Left', max_length: 24, strategy: 'LongestFirst', stride: 0 },
       padding: { strategy: 'BatchLongest', direction: 'Left', pad_to_multiple_of: null, pad_id: 0, pad_type_id: 1, pad_token: '[PAD]' } }),
     'only-second-40': v({ truncation: { max_length: 40, strategy: 'OnlySecond', stride: 0 } }),
+    // MPNet's tokenizer.json as transformers 5 writes it: <s> A </s> </s> B </s>, every type id 0; without its two
+    // flags Rust reads the same object as BertProcessing (its untagged enum: the shape decides, not "type")
+    'roberta-processing': v({ truncation: { max_length: 40, strategy: 'LongestFirst', stride: 0 } }, (j) => {
+      j.post_processor = { type: 'RobertaProcessing', sep: ['[SEP]', 102], cls: ['[CLS]', 101], trim_offsets: true, add_prefix_space: true };
+    }),
+    'roberta-without-flags': v({}, (j) => { j.post_processor = { type: 'RobertaProcessing', sep: ['[SEP]', 102], cls: ['[CLS]', 101] }; }),
   };
 }
 
