@@ -58,8 +58,9 @@ test('npm pack ships the wasm builds, the module, its types, both CLIs, README, 
   }
   for (const f of files) assert.doesNotMatch(f, /^(tests|bench|web|edge|build|src|docs|\.ci)\//, `${f} should not ship`);
   // five wasm builds with the encoder: 801,599 B packed on 2026-11-28 (each build ~1.5 KB larger than when the cap was
-  // 800 KB); 828,855 B after the encoder's prompts, Dense modules and 0_Transformer folders (each build ~6 KB larger)
-  assert.ok(packed.size < 840_000, `tarball ${packed.size} bytes`);
+  // 800 KB); 828,855 B after the encoder's prompts, Dense modules and 0_Transformer folders (each build ~6 KB larger);
+  // 838,7xx B after MPNet, DistilBERT and RobertaProcessing (each build ~3 KB larger, the README ~4 KB)
+  assert.ok(packed.size < 850_000, `tarball ${packed.size} bytes`);
 });
 
 test('Node ESM: import { createRuntime } from "mlrt" loads and predicts; npx mlrt inspect / predict run from the installed bin', () => {
