@@ -29,7 +29,7 @@ typedef struct ctx {
     size_t n;
     const uint8_t *data;            /* the weights file's data section */
     const mlrt__tensorset *ts;
-    const char *prefix;             /* "", "bert." or "mpnet." */
+    const char *prefix;             /* "" or a family's ("bert.", "mpnet.", "distilbert.") */
     const char *fmt;                /* "safetensors" / "apr": tensor messages start with it */
     bool *used;                     /* [ts->count] */
     mlrt__enc_desc *d;
@@ -508,12 +508,13 @@ static void types_from_shape(const ctx *c, config *cf) {
     if (t && t->rank == 2 && t->shape[0] >= 1 && t->shape[0] <= MLRT__MAX_DIM) cf->types = (uint32_t)t->shape[0];
 }
 
-/* The prefix of the word embeddings' name ("", "bert.", ...), or NULL: no encoder of the families. */
+/* The prefix of the word embeddings' name (a family's, else ""), or NULL: no encoder of the families. */
 static const char *prefix_of(const mlrt__tensorset *ts) {
     char n[64];
-    for (int i = -1; i < 3; i++) {
-        mlrt__format_to(n, sizeof n, "%sembeddings.word_embeddings.weight", i < 0 ? "" : FAMILIES[i].prefix);
-        if (mlrt__tensorset_find(ts, n)) return i < 0 ? "" : FAMILIES[i].prefix;
+    for (int i = 0; i <= 3; i++) {
+        const char *p = i < 3 ? FAMILIES[i].prefix : "";
+        mlrt__format_to(n, sizeof n, "%sembeddings.word_embeddings.weight", p);
+        if (mlrt__tensorset_find(ts, n)) return p;
     }
     return NULL;
 }
