@@ -166,16 +166,16 @@ typedef struct mlrt__norm {
 void mlrt__layernorm(const mlrt__norm *p, const float *x, const float *res, float *y, float *mean, float *inv_std);
 
 /* ---- the encoder's kernels (kernels/attention.c) ---- */
-/* One head of self-attention over one text of n tokens: out_i = sum_j softmax_j((q_i . k_j) scale) v_j
- * for the first nq queries (nq <= n; each query's result is the same whatever nq).
- * q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16], p [2][n16]:
- * scratch (n16 = n rounded up to 16). */
 /* A bias added to the scores by the distance between key and query (MPNet's relative positions): key j's
  * score for query i gains rel[kpos[j] - qpos[i]] (rel points at distance 0; it may be read on both sides). */
 typedef struct mlrt__attn_bias {
     const float *rel;               /* [-(span - 1) .. span - 1], span more than any position */
     const uint32_t *qpos, *kpos;    /* [nq] the queries' positions, [n] the keys' */
 } mlrt__attn_bias;
+/* One head of self-attention over one text of n tokens: out_i = sum_j softmax_j((q_i . k_j) scale + b_ij) v_j
+ * for the first nq queries (nq <= n; each query's result is the same whatever nq); b_ij the bias's, or 0
+ * when bias is NULL. q, k, v, out: token i's head columns [d] at i * stride from each pointer; kt [d][n16],
+ * p [2][n16]: scratch (n16 = n rounded up to 16). */
 void mlrt__attention(const float *q, size_t nq, const float *k, const float *v, size_t stride, size_t n, size_t d, float scale,
                      const mlrt__attn_bias *bias, float *out, float *kt, float *p);
 /* sentence-transformers' pooling of one text's n token vectors h [n][stride] (positions pos [n]) into out [dim]:
