@@ -759,7 +759,7 @@ mlrt_status mlrt__read_encoder(const mlrt_file *files, size_t n, mlrt__tensorset
     if (!st) {
         d->format = ts->format, d->ts = ts;
         d->hidden = cf.hidden, d->layers = cf.layers, d->heads = cf.heads, d->ffn = cf.ffn, d->vocab = cf.vocab;
-        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps, d->mpnet = cf.fam->mpnet, d->buckets = cf.buckets;
+        d->positions = cf.positions, d->types = cf.types, d->eps = (float)cf.eps, d->mpnet = cf.fam->mpnet;
         st = read_tensors(&c, &cf, d);
     }
     if (!st) d->dtype = d->layer[0].w[0].w_dtype;

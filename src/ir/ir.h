@@ -173,7 +173,6 @@ typedef struct mlrt__enc_desc {
     float eps;                      /* layer_norm_eps */
     bool mpnet;                     /* MPNet: positions counted from padding_idx 1 + 1 over the ids that are not 1,
                                      * and a relative position bias on the attention scores (rel) */
-    uint32_t buckets;               /* MPNet: relative_attention_num_buckets (rel's rows; >= 32, the buckets used) */
     mlrt_dtype dtype;               /* the dense weights' element type in the file */
     uint32_t pooling;               /* MLRT__EPOOL_* bits */
     uint32_t n_dense;
@@ -189,7 +188,8 @@ typedef struct mlrt__enc_desc {
     bool include_prompt;            /* Pooling's include_prompt (default true): false leaves the prompt's
                                      * tokens ([CLS] and the prompt's own) out of the pooling but CLS */
     mlrt__enc_src word, pos, type, ln_w, ln_b; /* [vocab][hidden], [positions][hidden], [types][hidden], [hidden] */
-    mlrt__enc_src rel;              /* MPNet: encoder.relative_attention_bias [buckets][heads]; else p NULL */
+    mlrt__enc_src rel;              /* MPNet: encoder.relative_attention_bias [relative_attention_num_buckets >= 32][heads],
+                                     * of which MPNetEncoder uses the first 32 rows; else p NULL */
     mlrt__enc_layer *layer;         /* [layers] */
     char *facts_json;               /* the members of info the files give ("architecture":...,"unusedTensors":[...]) */
 } mlrt__enc_desc;
