@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { assertSameBits, safetensors } from './helpers.mjs';
+import { compare as compareFlat } from '../tools/encoder/goldens.mjs';
 
 const { createRuntime, MlrtError } = await import('../wasm/mlrt.mjs');
 const { Tokenizer } = await import('tokenizers');
@@ -42,18 +43,8 @@ function renamed(files, map) {
   for (const [k, v] of Object.entries(header)) h[k in map ? map[k] ?? `dropped.${k}` : k] = v;
   return { ...files, 'model.safetensors': safetensors(h, data) };
 }
-function compare(got, want, dim) {
-  let maxAbs = 0, minCos = 1;
-  for (let r = 0; r < want.length; r++) {
-    let dot = 0, a2 = 0, b2 = 0;
-    for (let i = 0; i < dim; i++) {
-      const a = got[r * dim + i], b = want[r][i];
-      maxAbs = Math.max(maxAbs, Math.abs(a - b)), dot += a * b, a2 += a * a, b2 += b * b;
-    }
-    minCos = Math.min(minCos, dot / Math.sqrt(a2 * b2));
-  }
-  return { maxAbs, minCos };
-}
+// the goldens' comparison (max |Δ|, smallest cosine; NaN when any value is), the reference as rows of floats
+const compare = (got, want, dim) => compareFlat(got, Float64Array.from(want.flat()), dim);
 const rows = (b) => ({ ids: b.ids, attentionMask: b.mask });
 
 const FAMILIES = {
