@@ -35,7 +35,7 @@ WASM_API = mlrt_alloc mlrt_dealloc mlrt_build_flags mlrt_status_name mlrt_load_f
            mlrt_inspect mlrt_string_free mlrt_run mlrt_output \
            mlrt_tokenizer_load mlrt_tokenizer_free mlrt_tokenizer_encode mlrt_tokenizer_encode_batch \
            mlrt_tokenizer_decode mlrt_tokenizer_normalize mlrt_tokenizer_token mlrt_tokenizer_info_json \
-           mlrt_load_files mlrt_embed mlrt_embed_prompt mlrt_model_tokenizer
+           mlrt_load_files mlrt_embed mlrt_embed_prompt mlrt_model_tokenizer mlrt_warm_up
 comma := ,
 empty :=
 space := $(empty) $(empty)

@@ -158,7 +158,7 @@ const EXPORTS = ['mlrt_alloc', 'mlrt_dealloc', 'mlrt_build_flags', 'mlrt_status_
   'mlrt_model_info_json', 'mlrt_predict_batch', 'mlrt_predict_labels', 'mlrt_model_fork', 'mlrt_layer_slice', 'mlrt_layer',
   'mlrt_layer_weights', 'mlrt_inspect', 'mlrt_string_free', 'mlrt_run', 'mlrt_output',
   'mlrt_tokenizer_load', 'mlrt_tokenizer_free', 'mlrt_tokenizer_encode', 'mlrt_tokenizer_encode_batch', 'mlrt_tokenizer_decode',
-  'mlrt_tokenizer_normalize', 'mlrt_tokenizer_token', 'mlrt_tokenizer_info_json', 'mlrt_load_files', 'mlrt_embed', 'mlrt_model_tokenizer'];
+  'mlrt_tokenizer_normalize', 'mlrt_tokenizer_token', 'mlrt_tokenizer_info_json', 'mlrt_load_files', 'mlrt_embed', 'mlrt_model_tokenizer', 'mlrt_warm_up'];
 
 // mlrt.h's structs as laid out in wasm32 memory (pinned by _Static_asserts in src/api/host.c).
 const ERROR = { bytes: 324, message: 4 };                               // mlrt_error { code; char message[320] }
@@ -193,6 +193,7 @@ class Wasm {
   #u8 = new Uint8Array(0);
   #view = new DataView(new ArrayBuffer(0));
   #models;
+  #warm = false;
   /** The exports (mlrt.h's functions). */
   x;
   /** The mlrt_error every call from this thread passes (workers pass NULL). */
@@ -211,6 +212,14 @@ class Wasm {
   }
 
   get memoryBytes() { return this.#memory.buffer.byteLength; }
+
+  /** mlrt_warm_up, once per instance: before an encoder's weights are read, so that the engine compiles
+   * the kernels optimized while they are read (mlrt.h). Out of memory there is left to the load to meet. */
+  warmUp() {
+    if (this.#warm) return;
+    this.#warm = true;
+    this.x.mlrt_warm_up(0);
+  }
 
   u8() {
     if (this.#u8.buffer !== this.#memory.buffer) this.#u8 = new Uint8Array(this.#memory.buffer);
@@ -1071,6 +1080,7 @@ function loadEncoder(w, text, files) {
   const names = named.map(([name]) => encoder.encode(`${name}\0`));
   const blocks = [];
   let list = 0, ptr = 0;
+  w.warmUp();
   try {
     // each file in a block of its own (mlrt_load_files takes them: the model keeps the weights file's
     // and packs its weights there), then the options and the mlrt_file list with the names after it

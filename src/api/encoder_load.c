@@ -75,3 +75,8 @@ mlrt_model *mlrt_load_files(const mlrt_file *files, size_t n, const mlrt_load_op
     free(blocks);
     return m;
 }
+
+mlrt_status mlrt_warm_up(mlrt_error *err) {
+    mlrt_error local;
+    return mlrt__encoder_warm_up(err ? err : &local);
+}
