@@ -221,6 +221,15 @@ class Wasm {
     this.x.mlrt_warm_up(0);
   }
 
+  /** Grows the memory once by `bytes` where its free space is less, ahead of allocations that would
+   * grow it step by step: V8 counts a wasm memory's growth as external memory, and each step can start
+   * a garbage collection. Nothing when it cannot (the allocations themselves will say). */
+  reserve(bytes) {
+    let ptr = 0;
+    try { ptr = this.alloc(bytes); } catch { return; }
+    this.free(ptr);
+  }
+
   u8() {
     if (this.#u8.buffer !== this.#memory.buffer) this.#u8 = new Uint8Array(this.#memory.buffer);
     return this.#u8;
@@ -1081,6 +1090,9 @@ function loadEncoder(w, text, files) {
   const blocks = [];
   let list = 0, ptr = 0;
   w.warmUp();
+  // the files and the loader's own allocations (the tokenizer's tables, scratch) in one growth of the memory
+  const bytes = named.reduce((a, [, src]) => a + src.byteLength, 0);
+  w.reserve(Math.min(MAX_ALLOC, bytes + Math.ceil(bytes / 64) + (2 << 20)));
   try {
     // each file in a block of its own (mlrt_load_files takes them: the model keeps the weights file's
     // and packs its weights there), then the options and the mlrt_file list with the names after it
