@@ -60,7 +60,8 @@ typedef struct encoder {
     uint64_t bytes;                 /* weight bytes held */
     /* scratch, each model and fork its own */
     uint32_t cap;                   /* tokens a chunk holds */
-    float *h, *q, *k, *v, *c, *f;   /* [cap][hidden] x 5, [cap][ffn] */
+    float *h, *q, *k, *v, *c;       /* [cap][hidden] x 5 */
+    float *f;                       /* a tile's feed-forward [MLRT__TILE_ROWS][ffn], or the picked tokens' attention [cap][hidden] */
     float *kt, *p;                  /* attention: [head width][positions + 15], [2][positions + 15] */
     float *dx;                      /* the Dense modules' rows: [2][widest] */
     uint32_t *tok_pos, *starts;     /* [cap] each token's position; [cap + 1] where each text of the chunk starts */
@@ -132,9 +133,12 @@ static void run_layer(encoder *e, const layer *L, size_t n, size_t nt, size_t d,
         }
     dense(e, &L->w[O], cs, e->q, rows);
     norm(e, L->ln, e->q, hs, hs, rows);
-    dense(e, &L->w[UP], hs, e->f, rows);
-    mlrt__gelu_n(e->f, rows * e->ffn);
-    dense(e, &L->w[DOWN], e->f, e->q, rows);
+    for (size_t r = 0; r < rows; r += MLRT__TILE_ROWS) { /* the feed-forward a tile at a time: f holds one */
+        const size_t t = rows - r < MLRT__TILE_ROWS ? rows - r : MLRT__TILE_ROWS;
+        dense(e, &L->w[UP], hs + r * H, e->f, t);
+        mlrt__gelu_n(e->f, t * e->ffn);
+        dense(e, &L->w[DOWN], e->f, e->q + r * H, t);
+    }
     norm(e, L->ln + 2 * H, e->q, hs, hs, rows);
 }
 
@@ -192,12 +196,13 @@ static bool scratch(encoder *e) {
             const mlrt__dense *w = &e->layer[l].w[k];
             in_q = w->wq && w->in_q > in_q ? w->in_q : in_q;
         }
-    uint64_t floats = (5 * (uint64_t)H + e->ffn) * cap + (H / e->heads + 2) * n16 + 2 * (uint64_t)e->widest, words = 5 * cap + 1 + in_q / 4 + 1 + in_q + 2;
+    const uint64_t f = (uint64_t)MLRT__TILE_ROWS * e->ffn > (uint64_t)cap * H ? (uint64_t)MLRT__TILE_ROWS * e->ffn : (uint64_t)cap * H;
+    uint64_t floats = 5 * (uint64_t)H * cap + f + (H / e->heads + 2) * n16 + 2 * (uint64_t)e->widest, words = 5 * cap + 1 + in_q / 4 + 1 + in_q + 2;
     uint64_t bytes = (floats + words) * 4 + MLRT__QX(in_q) * 2; /* (sizes up to 2^24 each: no overflow in 64 bits) */
     float *all = bytes < SIZE_MAX / 2 ? malloc((size_t)bytes) : NULL;
     if (!all) return false;
     e->h = all, e->q = all + cap * H, e->k = e->q + cap * H, e->v = e->k + cap * H, e->c = e->v + cap * H, e->f = e->c + cap * H;
-    e->kt = e->f + cap * e->ffn, e->p = e->kt + H / e->heads * n16, e->dx = e->p + 2 * n16;
+    e->kt = e->f + f, e->p = e->kt + H / e->heads * n16, e->dx = e->p + 2 * n16;
     e->tok_pos = (uint32_t *)(all + floats), e->starts = e->tok_pos + cap, e->ids = (int32_t *)e->starts + cap + 1, e->tt = e->ids + cap;
     e->emb_pos = (uint32_t *)e->tt + cap, e->xsum = (int32_t *)e->emb_pos + cap, e->xnz = (uint32_t *)e->xsum + in_q / 4 + 1, e->xq = (int16_t *)(e->xnz + in_q + 2);
     return true;
