@@ -18,10 +18,12 @@ export class MlrtError extends Error {
   }
 }
 
-// A tiny module using i8x16.popcnt: valid only where SIMD128 is supported.
-const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+// A tiny module using memory.copy and i8x16.popcnt: valid only where SIMD128 and bulk memory are supported
+// (mlrt.wasm uses both; every engine with the first has the second).
+const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 5, 3, 1, 0, 0,
+  10, 20, 1, 18, 0, 65, 0, 65, 0, 65, 0, 252, 10, 0, 0, 65, 0, 253, 15, 253, 98, 11]);
 
-/** True when this engine runs WebAssembly SIMD128. */
+/** True when this engine runs WebAssembly SIMD128 (and bulk memory, which mlrt.wasm also uses). */
 export function simdSupported() {
   try {
     return WebAssembly.validate(SIMD_PROBE);
