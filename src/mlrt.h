@@ -384,9 +384,10 @@ mlrt_status mlrt_embed(mlrt_model *model, const char *texts, const size_t *ends,
  * tokens ([CLS] and the prompt's own, counted by tokenizing it alone) are left out of the pooling but CLS. */
 mlrt_status mlrt_embed_prompt(mlrt_model *model, const char *prompt, size_t prompt_len, const char *texts, const size_t *ends,
                               size_t n, float *out, mlrt_error *err);
-/* Runs the encoders' kernels for a moment over zeros, with no model; changes nothing. For hosts that
- * compile wasm in tiers (V8 optimizes a function in the background once it has run a while): called
- * before an encoder's weights are read, it gets the first embedding optimized code. Errors: OUT_OF_MEMORY. */
+/* Runs the encoders' packing and kernels (and the .apr checksum) for a moment over buffers of its own,
+ * with no model; changes nothing. For hosts that compile wasm in tiers (V8 optimizes a function in the
+ * background once it has run a while): called before an encoder's weights are read, it gets the loading's
+ * packing and the first embedding optimized code. Errors: OUT_OF_MEMORY. */
 mlrt_status mlrt_warm_up(mlrt_error *err);
 
 #ifdef __cplusplus

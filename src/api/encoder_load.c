@@ -1,6 +1,7 @@
 /* api/encoder_load.c — mlrt_load_files: a model folder's files (by name) -> formats/bert.c's
  * description of the encoder + the tokenizer of its files -> model/encoder.c's model. One file that
- * is no encoder loads as mlrt_load_from_bytes_ex loads it. */
+ * is no encoder loads as mlrt_load_from_bytes_ex loads it. And mlrt_warm_up, which a host runs before
+ * it reads an encoder's files. */
 #include "api.h"
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,7 @@ mlrt_status mlrt_warm_up(mlrt_error *err) {
     if (!err) err = &local;
     uint8_t *b = calloc(1, 1 << 16); /* .apr's checksum, which runs over the whole file in one call */
     if (!b) return mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "warm_up: out of memory");
-    for (int k = 0; k < 4; k++) b[k] = (uint8_t)mlrt__crc32(b, 1 << 16);
+    for (int k = 0; k < 4; k++) b[k] = (uint8_t)mlrt__crc32(b, 1 << 16); /* (kept, so the calls stay) */
     free(b);
     return mlrt__encoder_warm_up(err);
 }

@@ -699,10 +699,6 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
 
 /* ------------------------------------------------------------------ warming up */
 
-#ifndef MLRT__WARM_REPS
-#define MLRT__WARM_REPS 16
-#endif
-
 /* The loading's packing and the forward pass's kernels, a few times over small buffers of their own, with no
  * model: dense layers in f32 and APR Q8 packed in place, run on 16 rows and on 1, LayerNorm with a residual,
  * GELU, attention with and without a bias, the pooling and the L2 norm. An engine that compiles wasm in tiers
@@ -710,7 +706,9 @@ MLRT__SMALL mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *t
  * has run a while, but a call already running stays on baseline code. A host that calls this before it reads
  * an encoder's weights has those compiled while it reads: the packing and the first embedding run optimized. */
 mlrt_status mlrt__encoder_warm_up(mlrt_error *err) {
-    /* rows; f32 width; Q8 inputs (4 runs of 16 x 256 x 128: enough of q8_rows4 for V8); head width. About 2 ms */
+    /* rows; f32 width; Q8 inputs and outputs (4 runs of 16 x 256 x 128: enough of q8_rows4 for V8 to optimize
+     * it); head width. 4-6 ms on the first call, most of it compiling these functions to baseline code, as
+     * the first embedding would; 0.6 ms on optimized code */
     enum { R = 16, W = 64, QI = 256, QO = 128, D = 16, REPS = 4 };
     float *x = malloc((4 * R * QI + W * W + D * R + 4 * R) * sizeof *x), *y = x + R * QI, *z = y + R * QI, *o = z + R * QI;
     float *w = o + R * QI, *kt = w + W * W, *p = kt + D * R, *rel = p + 2 * R; /* rel [2R - 1] */

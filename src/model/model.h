@@ -103,7 +103,7 @@ typedef struct mlrt__block {
  * and the caller frees the rest. */
 mlrt_model *mlrt__build_encoder(mlrt__enc_desc *d, mlrt_tokenizer *tok, mlrt__block *blocks, size_t n_blocks,
                                 mlrt_error *err);
-/* Runs the encoders' kernels a little over zeros, with no model (mlrt_warm_up). */
+/* Runs the encoders' packing and kernels a little over buffers of their own, with no model (mlrt_warm_up). */
 mlrt_status mlrt__encoder_warm_up(mlrt_error *err);
 
 /* Converts and packs one dense layer into l (zeroed); refuses non-finite weights. fmt: for messages (dense.c). */
