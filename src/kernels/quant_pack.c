@@ -124,9 +124,11 @@ static void pack_q8_rows(mlrt__dense *d, const uint8_t *src, size_t o0, size_t o
         size_t i = 0;
         for (; i + K <= in; i += K, q += step) memcpy(q, src + i, K); /* hot: every weight, K at a time */
         for (size_t k = 0; i < in; i++, k++) q[k] = src[i];
-        int32_t sum = 0; /* -2^31 <= sum < 2^31: in <= MLRT__MAX_DIM = 2^24 */
-        for (size_t k = 0; d->qsum && k < in; k++) sum += (int8_t)src[k];
-        if (d->qsum) d->qsum[o] = sum;
+        if (d->qsum) { /* (the relaxed build's zero-point term) */
+            int32_t sum = 0; /* -2^31 <= sum < 2^31: in <= MLRT__MAX_DIM = 2^24 */
+            for (size_t k = 0; k < in; k++) sum += (int8_t)src[k];
+            d->qsum[o] = sum;
+        }
     }
 }
 

@@ -709,15 +709,15 @@ mlrt_status mlrt__encoder_warm_up(mlrt_error *err) {
     /* rows; f32 width; Q8 inputs and outputs (4 runs of 16 x 256 x 128: enough of q8_rows4 for V8 to optimize
      * it); head width. 4-6 ms on the first call, most of it compiling these functions to baseline code, as
      * the first embedding would; 0.6 ms on optimized code */
-    enum { R = 16, W = 64, QI = 256, QO = 128, D = 16, REPS = 4 };
-    float *x = malloc((4 * R * QI + W * W + D * R + 4 * R) * sizeof *x), *y = x + R * QI, *z = y + R * QI, *o = z + R * QI;
+    enum { R = 16, W = 64, QI = 256, QO = 128, D = 16, REPS = 4, FLOATS = 4 * R * QI + W * W + D * R + 4 * R };
+    float *x = malloc(FLOATS * sizeof *x), *y = x + R * QI, *z = y + R * QI, *o = z + R * QI;
     float *w = o + R * QI, *kt = w + W * W, *p = kt + D * R, *rel = p + 2 * R; /* rel [2R - 1] */
     uint8_t *q8 = calloc(4 + QI * QO, 1);
     int16_t *xq = malloc(MLRT__QX(QI) * sizeof *xq);
     int32_t xsum[QI / 4 + 1];
     uint32_t nz[QI + 2], pos[R];
     mlrt_status st = !x || !q8 || !xq ? mlrt__fail(err, MLRT_ERR_OUT_OF_MEMORY, "warm_up: out of memory") : MLRT_OK;
-    for (size_t i = 0; !st && i < 4 * R * QI + W * W + D * R + 4 * R; i++) x[i] = (float)(i % 7) * 0.25f - 0.75f; /* (Q8 skips zeros) */
+    for (size_t i = 0; !st && i < FLOATS; i++) x[i] = (float)(i % 7) * 0.25f - 0.75f; /* (Q8 skips zeros) */
     const float scale = 0.015625f;
     if (!st) memcpy(q8, &scale, 4); /* APR_Q8: the scale, then the weights (zeros) */
     for (uint32_t i = 0; i < R; i++) pos[i] = i;
