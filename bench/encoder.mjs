@@ -3,6 +3,7 @@
 //
 //   node bench/encoder.mjs [--quick] [--json FILE] [--only mlrt,mlrt-q8,mlrt-2t,ort-1t,...] [--models minilm,wordnet]
 //                          [--mlrt-wasm FILE]   (mlrt f32 from that build's raw exports instead of rt.loadEncoder)
+//                          [--sync-read]        (mlrt reads its weights file with rt.loadEncoder's sync source, not loadEncoderAsync)
 //
 // Models: the all-MiniLM-L6-v2 shape (random BERT-init weights from tools/encoder/, seed 6, F32,
 // 22.7M parameters) and the trained models/wordnet/ encoder (4.7M parameters, 64 positions). ORT runs
@@ -120,7 +121,9 @@ async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
     names = ['model.q8.apr', ...FOLDER_FILES.filter((n) => n !== 'model.safetensors')];
   }
   // the weights file as a source: read straight into wasm memory by loadEncoder (never held twice), as
-  // tools/mlrt.mjs reads it; the small files as bytes
+  // tools/mlrt.mjs reads it; the small files as bytes. With rt.loadEncoderAsync (and not --sync-read):
+  // read in parts at once on Node's thread pool, opened inside the timed part.
+  const SYNC_READ = argv.includes('--sync-read');
   const source = (p) => ({ byteLength: statSync(p).size, readInto: (d) => { const fd = openSync(p, 'r'); try { return readSync(fd, d, 0, d.length, 0); } finally { closeSync(fd); } } });
   const weights = (n) => n === 'model.safetensors' || n === 'model.q8.apr';
   const files = Object.fromEntries(names.map((n) => [n === 'model.q8.apr' ? 'model.apr' : n,
@@ -133,7 +136,20 @@ async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
   const rt = await createRuntime({ threads });
   if (rt.build.threads !== threads) throw new Error(`n/a: ${threads} threads asked, ${rt.build.threads} running (${rt.build.threadsUnavailable})`);
   if (typeof rt.loadEncoder !== 'function') throw new Error('n/a: rt.loadEncoder is not in this build yet (try --mlrt-wasm FILE)');
-  const enc = await rt.loadEncoder(files);
+  let enc;
+  if (typeof rt.loadEncoderAsync === 'function' && !SYNC_READ) {
+    const { open } = await import('node:fs/promises');
+    const handles = [];
+    for (const [n, src] of Object.entries(files)) {
+      if (!src.readInto) continue;
+      const fh = await open(path.join(dir, n === 'model.apr' ? 'model.q8.apr' : n), 'r');
+      handles.push(fh);
+      files[n] = { byteLength: src.byteLength, read: async (d, pos) => (await fh.read(d, 0, d.length, pos)).bytesRead };
+    }
+    try { enc = await rt.loadEncoderAsync(files); } finally { await Promise.all(handles.map((h) => h.close())); }
+  } else {
+    enc = rt.loadEncoder(files);
+  }
   return { startedAt: t0, embed: (ids) => enc.embedTokens({ ids }), release: () => { enc.free(); rt.dispose(); } };
 }
 
@@ -312,7 +328,7 @@ async function child(mode, model, rid) {
 
 function run(mode, model, rid) {
   return new Promise((resolve) => {
-    const c = fork(fileURLToPath(import.meta.url), ['--child', mode, model, rid, ...(QUICK ? ['--quick'] : [])],
+    const c = fork(fileURLToPath(import.meta.url), ['--child', mode, model, rid, ...(QUICK ? ['--quick'] : []), ...(argv.includes('--sync-read') ? ['--sync-read'] : [])],
       { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     let err = '', res = null;
     const timer = setTimeout(() => { err += '\nError: timed out after 600 s'; c.kill('SIGKILL'); }, 600_000);

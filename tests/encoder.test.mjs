@@ -626,6 +626,94 @@ test('sources: { byteLength, readInto } write a file straight into wasm memory (
   assert.equal(rt.memoryBytes, before, 'failed loads keep no memory');
 });
 
+test('loadEncoderAsync: read(dest, position) sources in parts, at most 4 at once, and Blobs: the same bits as loadEncoder', async () => {
+  const files = await minilmFiles();
+  const w = files['model.safetensors'];
+  const want = rt.loadEncoder(files);
+  const texts = ['hello world', 'parts read at once land where they belong'];
+  const wantY = want.embed(texts);
+  want.free();
+  // an async source that records its parts and how many of its reads ran at once
+  let running = 0, most = 0;
+  const parts = [];
+  const slow = (b) => ({
+    byteLength: b.length,
+    async read(dest, pos) {
+      running++, most = Math.max(most, running);
+      parts.push([pos, dest.length]);
+      await new Promise((r) => setTimeout(r, 1));
+      dest.set(b.subarray(pos, pos + dest.length));
+      running--;
+      return dest.length;
+    },
+  });
+  const a = await rt.loadEncoderAsync({ ...files, 'model.safetensors': slow(w) });
+  sameBits(a.embed(texts), wantY, 'read in parts');
+  a.free();
+  parts.sort((x, y) => x[0] - y[0]);
+  assert.ok(parts.length > 4, `${parts.length} parts of ${w.length} B`);
+  let end = 0;
+  for (const [pos, len] of parts) assert.equal(pos, end, 'the parts cover the file once, in order of position'), end += len;
+  assert.equal(end, w.length);
+  assert.equal(most, 4, 'four reads at once');
+  // Blobs (a File from an <input>, fs.openAsBlob), bytes and sync sources side by side
+  const blobs = Object.fromEntries(Object.entries(files).map(([k, v], i) => [k, i % 2 ? new Blob([v]) : v]));
+  blobs['model.safetensors'] = new Blob([w.subarray(0, 1000), w.subarray(1000)]);
+  const b = await rt.loadEncoderAsync(blobs);
+  sameBits(b.embed(texts), wantY, 'Blobs');
+  b.free();
+  // a source with both: loadEncoder calls readInto, loadEncoderAsync read
+  const calls = [];
+  const both = { byteLength: w.length, readInto: (d) => { calls.push('readInto'); d.set(w); }, read: async (d, pos) => { calls.push('read'); d.set(w.subarray(pos, pos + d.length)); } };
+  rt.loadEncoder({ ...files, 'model.safetensors': both }).free();
+  assert.deepEqual(calls, ['readInto']);
+  calls.length = 0;
+  (await rt.loadEncoderAsync({ ...files, 'model.safetensors': both })).free();
+  assert.ok(calls.length > 1 && calls.every((c) => c === 'read'), calls.join());
+});
+
+test('loadEncoderAsync refuses what loadEncoder refuses, rejects with a failed read only once every read has ended, and keeps no memory', async () => {
+  const files = await makeFolder('tiny');
+  const w = files['model.safetensors'];
+  const bad = (fn, code, re) => assert.throws(fn, (e) => e instanceof MlrtError && e.code === code && re.test(e.message), re.source);
+  const rejects = (p, code, re) => assert.rejects(p, (e) => e instanceof MlrtError && e.code === code && re.test(e.message), re.source);
+  const reader = (b) => ({ byteLength: b.length, read: async (d, pos) => { d.set(b.subarray(pos, pos + d.length)); return d.length; } });
+  // the sync loader names the async one
+  bad(() => rt.loadEncoder({ ...files, 'model.safetensors': new Blob([w]) }), 'INVALID_ARGUMENT', /'model\.safetensors' is a Blob: .*rt\.loadEncoderAsync/);
+  bad(() => rt.loadEncoder({ ...files, 'model.safetensors': reader(w) }), 'INVALID_ARGUMENT', /a source with read\(\) but no readInto\(\).*loadEncoderAsync/);
+  const big = new Uint8Array(9 << 20); // three parts
+  const before = rt.memoryBytes;
+  for (let i = 0; i < 3; i++) {
+    await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': { byteLength: w.length, read: async (d) => 3 } }),
+      'INVALID_ARGUMENT', new RegExp(`loadEncoderAsync: 'model\\.safetensors': read gave 3 bytes at 0, expected ${w.length}`));
+    await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': reader(w.subarray(0, w.length - 5)) }), 'TRUNCATED', /safetensors: the file is cut short/);
+    await rejects(rt.loadEncoderAsync({ ...files, 'config.json': new Blob([files['config.json'].subarray(0, 20)]) }), 'INVALID_JSON', /loadEncoderAsync: config\.json: invalid JSON at byte 20/);
+    await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': { byteLength: -1, read: async () => 0 } }), 'INVALID_ARGUMENT', /byteLength must be an integer/);
+    // one part fails at once while another is still reading: the rejection waits for that read
+    let finished = false;
+    const failing = {
+      byteLength: big.length,
+      async read(d, pos) {
+        if (pos === 0) { await new Promise((r) => setTimeout(r, 30)); d.fill(1); finished = true; return d.length; }
+        throw new Error('disk on fire');
+      },
+    };
+    await assert.rejects(rt.loadEncoderAsync({ ...files, 'extra.bin': failing }), (e) => {
+      assert.ok(finished, 'the slow read had ended before the load rejected');
+      return /disk on fire/.test(e.message);
+    });
+    // a sync source that throws inside the async loader: rejected too
+    await assert.rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': { byteLength: w.length, readInto() { throw new Error('sync fire'); } } }), /sync fire/);
+  }
+  assert.ok(rt.memoryBytes <= before + (12 << 20), 'at most the one growth for the largest load');
+  const settled = rt.memoryBytes;
+  for (let i = 0; i < 3; i++) await assert.rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': reader(w.subarray(0, w.length - 5)) }), MlrtError);
+  assert.equal(rt.memoryBytes, settled, 'failed loads keep no memory');
+  const ok = await rt.loadEncoderAsync({ ...files, 'model.safetensors': reader(w) });
+  sameBits(ok.embed('after the failures'), rt.loadEncoder(files).embed('after the failures'), 'a load after failed ones');
+  ok.free();
+});
+
 test('memory: an encoder keeps one copy of its weights (all-MiniLM-L6-v2 f32: the file\'s bytes, packed in place, + a few MiB)', async () => {
   const files = await minilmFiles();
   const r = await createRuntime({ relaxed: false });

@@ -13,7 +13,7 @@
 // Exit codes: 0 success, 1 error (bad file, failed check), 2 usage error.
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readFile, writeFile, chmod } from 'node:fs/promises';
+import { open, readFile, writeFile, chmod } from 'node:fs/promises';
 import process from 'node:process';
 import { createRuntime, MlrtError } from '../wasm/mlrt.mjs';
 import { crc32 } from '../wasm/crc32.mjs';
@@ -512,9 +512,10 @@ async function tokenize(rt, [path, text], options) {
 const ENCODER_NAMES = ['model.safetensors', 'model.apr', 'config.json', 'tokenizer.json', 'vocab.txt', 'tokenizer_config.json',
   'modules.json', 'sentence_bert_config.json', 'config_sentence_transformers.json'];
 
-/** A file that rt.loadEncoder reads straight into wasm memory (a weights file is then never held twice). */
+/** A file that rt.loadEncoder (readInto) and rt.loadEncoderAsync (read: a part at a time, several at once)
+ * read straight into wasm memory: a weights file is then never held twice. */
 function fileSource(path) {
-  return {
+  return { // (both loop: a read may give less than asked)
     byteLength: statSync(path).size,
     readInto(dest) {
       const fd = openSync(path, 'r');
@@ -524,6 +525,16 @@ function fileSource(path) {
         return n;
       } finally {
         closeSync(fd);
+      }
+    },
+    async read(dest, at) {
+      const fh = await open(path, 'r');
+      try {
+        let n = 0;
+        for (let k; n < dest.length && (k = (await fh.read(dest, n, dest.length - n, at + n)).bytesRead) > 0;) n += k;
+        return n;
+      } finally {
+        await fh.close();
       }
     },
   };
@@ -577,7 +588,7 @@ async function embed(rt, [model], options) {
   const format = choice(options, 'output', ['json', 'f32', 'npy']) ?? 'json';
   if ((options.text === undefined) === (options.input === undefined)) throw new UsageError('embed: give --text TEXT or --input FILE (one text per line), not both');
   if (options.out === '') throw new UsageError('--out needs a file name');
-  const enc = rt.loadEncoder(await encoderFiles(model));
+  const enc = await rt.loadEncoderAsync(await encoderFiles(model));
   const texts = options.text !== undefined ? [options.text] : byteLines(await readBytes(options.input, 'input'));
   if (options.prompt !== undefined && options['prompt-name'] !== undefined) throw new UsageError('embed: give --prompt or --prompt-name, not both');
   const name = options['prompt-name'], known = Object.keys(enc.info.prompts);
@@ -611,7 +622,7 @@ async function embed(rt, [model], options) {
 
 async function encoderReport(rt, dir) {
   const files = await encoderFiles(dir);
-  const enc = rt.loadEncoder(files);
+  const enc = await rt.loadEncoderAsync(files);
   const report = {
     folder: dir,
     files: Object.fromEntries(Object.entries(files).map(([k, b]) => [k, b.byteLength])),

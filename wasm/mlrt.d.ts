@@ -383,6 +383,12 @@ export interface Runtime {
    * tokenizer's codes, NOT_A_MODEL (files that hold no encoder: loadFromBytes loads other models).
    * loadFromBytes and load refuse an encoder with a message that names loadEncoder. */
   loadEncoder(files: EncoderFiles): Encoder;
+  /** loadEncoder for files that are read asynchronously: a Blob (a File from an <input> or a dropped
+   * folder, fs.openAsBlob in Node) or an EncoderAsyncFileSource, read a part (4 MiB) at a time, four
+   * parts of a file at once, straight into the runtime's memory (never held twice), while the engine
+   * compiles the kernels. Bytes and EncoderFileSource are taken too. Rejects with the MlrtError
+   * loadEncoder throws, or with what a source's read rejects with, once every read of the call has ended. */
+  loadEncoderAsync(files: EncoderFilesAsync): Promise<Encoder>;
 }
 
 /** What rt.threadPool shows of the workers (threads > 1). */
@@ -500,6 +506,22 @@ export interface EncoderFileSource {
   readonly byteLength: number;
   readInto(dest: Uint8Array): number | void;
 }
+
+/** A file that loadEncoderAsync reads in parts, several at once: read(dest, position) fills dest (a view
+ * of wasm memory, valid until its promise settles) with the file's bytes from position, and may resolve
+ * to the count it wrote (another count is INVALID_ARGUMENT). In Node (the reads run on the thread pool,
+ * where the page faults of fresh memory then fall on every core):
+ * `{ byteLength: (await fh.stat()).size, read: async (d, p) => (await fh.read(d, 0, d.length, p)).bytesRead }`
+ * for `const fh = await fs.promises.open(path)`. A source with readInto too is read by readInto in loadEncoder. */
+export interface EncoderAsyncFileSource {
+  readonly byteLength: number;
+  read(dest: Uint8Array, position: number): Promise<number | void>;
+}
+
+/** EncoderFiles, and Blobs and EncoderAsyncFileSources (loadEncoderAsync). */
+export type EncoderFilesAsync =
+  | { readonly [name: string]: Uint8Array | ArrayBuffer | Blob | EncoderFileSource | EncoderAsyncFileSource }
+  | ReadonlyMap<string, Uint8Array | ArrayBuffer | Blob | EncoderFileSource | EncoderAsyncFileSource>;
 
 export interface EncoderInfo {
   readonly format: 'safetensors' | 'apr';

@@ -359,6 +359,17 @@ class Runtime {
     return loadEncoder(this.#wasm, this.#text, files);
   }
 
+  /**
+   * loadEncoder, reading the files that need it while the engine compiles the kernels: a file may also
+   * be a Blob (a File from an <input>, fs.openAsBlob), or a source { byteLength, read(dest, position) }
+   * whose read fills dest with the file's bytes from position, a part at a time, several at once (Node:
+   * fileHandle.read(dest, 0, dest.length, position)). Rejects with MlrtError.
+   */
+  async loadEncoderAsync(files) {
+    this.#text ??= new TextPort(this.#wasm);
+    return loadEncoderAsync(this.#wasm, this.#text, files);
+  }
+
   /** Lists a file's tensors and metadata without building a model. */
   inspect(bytes) {
     const w = this.#wasm;
@@ -1052,9 +1063,11 @@ const FILE_BYTES = 12; // mlrt_file { const char *name; const uint8_t *bytes; si
 const FILES_HINT = "{ 'model.safetensors': bytes, 'config.json': bytes, 'tokenizer.json': bytes, ... } or a Map of them";
 const MAX_BATCH = 1 << 16;
 
-// A folder's files: [[name, Uint8Array | source]], checked. A source ({ byteLength, readInto(dest) })
-// writes the file straight into wasm memory, so that its bytes are never held twice.
-function namedFiles(files, what) {
+// A folder's files: [[name, Uint8Array | source | Blob]], checked. A source writes the file straight into
+// wasm memory, so that its bytes are never held twice: { byteLength, readInto(dest) } at once, or (only
+// for loadEncoderAsync) { byteLength, read(dest, position) } a part at a time. `isAsync`: the caller
+// awaits (Blobs and read-only sources are then taken).
+function namedFiles(files, what, isAsync) {
   let entries;
   if (files instanceof Map) entries = [...files];
   else if (files && typeof files === 'object' && !ArrayBuffer.isView(files) && !(files instanceof ArrayBuffer)) entries = Object.entries(files);
@@ -1065,51 +1078,95 @@ function namedFiles(files, what) {
     if (typeof name !== 'string' || !name || name.includes('\0')) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: a file name must be a non-empty string without NUL, got ${JSON.stringify(String(key))}`);
     }
-    if (bytes && typeof bytes.readInto === 'function' && !ArrayBuffer.isView(bytes)) {
-      const n = bytes.byteLength;
-      if (!Number.isSafeInteger(n) || n < 0 || n > 0xffff0000) {
-        throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': a source's byteLength must be an integer from 0 to 4294901760, got ${String(n)}`);
+    const isBlob = typeof Blob === 'function' && bytes instanceof Blob;
+    const source = !isBlob && bytes && !ArrayBuffer.isView(bytes) && !(bytes instanceof ArrayBuffer)
+      && (typeof bytes.readInto === 'function' || typeof bytes.read === 'function');
+    if (isBlob || source) {
+      if (!isAsync && (isBlob || typeof bytes.readInto !== 'function')) {
+        throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}' is ${isBlob ? 'a Blob' : 'a source with read() but no readInto()'}: it is read asynchronously: load it with rt.loadEncoderAsync(files)`);
       }
-      return [name, bytes];
+      const n = isBlob ? bytes.size : bytes.byteLength;
+      if (!Number.isSafeInteger(n) || n < 0 || n > MAX_ALLOC) {
+        throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': a source's byteLength must be an integer from 0 to ${MAX_ALLOC}, got ${String(n)}`);
+      }
+      return [name, isBlob ? { byteLength: n, blob: bytes } : bytes];
     }
     return [name, asBytes(bytes, `${what}: '${name}'`)];
   });
 }
 
-// One file into its block of wasm memory at `at`: copied, or read by its source.
-function fillBlock(w, at, name, src) {
+// One file into its block of wasm memory at `at`: copied, or read by its source at once.
+function fillBlock(w, at, name, src, what) {
   if (!src.readInto) { w.u8().set(src, at); return; }
   const dest = w.u8().subarray(at, at + src.byteLength);
   const got = src.readInto(dest);
   if (typeof got === 'number' && got !== dest.length) {
-    throw new MlrtError('INVALID_ARGUMENT', `loadEncoder: '${name}': readInto gave ${got} bytes of its byteLength ${dest.length}`);
+    throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': readInto gave ${got} bytes of its byteLength ${dest.length}`);
   }
 }
 
-function loadEncoder(w, text, files) {
-  const named = namedFiles(files, 'loadEncoder');
-  const names = named.map(([name]) => encoder.encode(`${name}\0`));
-  const blocks = [];
-  let list = 0, ptr = 0;
-  w.warmUp();
-  // the files and the loader's own allocations (the tokenizer's tables, scratch) in one growth of the memory
+// loadEncoderAsync reads a Blob or a read(dest, position) source in parts of READ_PART bytes, READS_AT_ONCE
+// at a time per file (Node's file reads run on its thread pool, 4 threads by default: the page faults of
+// fresh wasm memory, most of a load's time, then fall on every core).
+const READ_PART = 4 << 20;
+const READS_AT_ONCE = 4;
+let pageSink = 0; // (what the page reads below add up to, so that no engine drops them)
+
+// One file into its block at `at`, a part at a time. Every part's read has ended (or failed) when it settles.
+async function fillBlockAsync(w, at, name, src) {
+  const n = src.byteLength;
+  let next = 0, failure = null;
+  const part = async (pos, len) => {
+    if (src.blob) {
+      const b = new Uint8Array(await src.blob.slice(pos, pos + len).arrayBuffer());
+      if (b.length !== len) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Blob gave ${b.length} bytes at ${pos}, expected ${len} (it changed while it was read?)`);
+      w.u8().set(b, at + pos);
+    } else {
+      const got = await src.read(w.u8().subarray(at + pos, at + pos + len), pos); // (a view made when its read starts)
+      if (typeof got === 'number' && got !== len) {
+        throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': read gave ${got} bytes at ${pos}, expected ${len} (of its byteLength ${n})`);
+      }
+    }
+    // Read one byte of each page now. On some virtual machines a page's first read after the kernel
+    // wrote it costs as much as its fault (about 5 us here): paid while the other parts are read, not
+    // later in one pass over the whole file.
+    const u8 = w.u8();
+    for (let k = at + pos, end = at + pos + len; k < end; k += 4096) pageSink |= u8[k];
+  };
+  const worker = async () => {
+    while (next < n && !failure) {
+      const pos = next, len = Math.min(READ_PART, n - pos);
+      next += len;
+      try { await part(pos, len); } catch (e) { failure ??= e; }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, Math.ceil(n / READ_PART)) }, worker));
+  if (failure) throw failure;
+}
+
+// Each file in a block of its own (mlrt_load_files takes them: the model keeps the weights file's and
+// packs its weights there), allocated after one growth of the memory for all the files and the
+// loader's own allocations (the tokenizer's tables, scratch): V8 counts a wasm memory's growth as
+// external memory, and each step of it can start a garbage collection.
+function allocBlocks(w, named) {
   const bytes = named.reduce((a, [, src]) => a + src.byteLength, 0);
   w.reserve(Math.min(MAX_ALLOC, bytes + Math.ceil(bytes / 64) + (2 << 20)));
+  const blocks = [];
   try {
-    // each file in a block of its own (mlrt_load_files takes them: the model keeps the weights file's
-    // and packs its weights there), then the options and the mlrt_file list with the names after it
-    for (const [name, src] of named) {
-      const at = w.alloc(Math.max(src.byteLength, 1));
-      blocks.push(at);
-      fillBlock(w, at, name, src);
-    }
-    list = w.alloc(LOAD_OPTIONS.bytes + 4 + FILE_BYTES * named.length + names.reduce((a, n) => a + n.length, 0));
+    for (const [, src] of named) blocks.push(w.alloc(Math.max(src.byteLength, 1)));
   } catch (e) {
     for (const at of blocks) w.free(at);
     throw e;
   }
-  let called = false;
+  return blocks;
+}
+
+// mlrt_load_files over the filled blocks (it takes them: it frees them, or the model keeps them).
+function encoderOfBlocks(w, text, named, blocks, what) {
+  const names = named.map(([name]) => encoder.encode(`${name}\0`));
+  let list = 0, ptr = 0, called = false;
   try {
+    list = w.alloc(LOAD_OPTIONS.bytes + 4 + FILE_BYTES * named.length + names.reduce((a, n) => a + n.length, 0));
     const files = list + LOAD_OPTIONS.bytes + 4; // (the options' empty expect string, then 4-aligned)
     writeLoadOptions(w, list, null, 0, true);
     let at = files + FILE_BYTES * named.length;
@@ -1121,25 +1178,60 @@ function loadEncoder(w, text, files) {
       view.setUint32(s + 8, src.byteLength, true);
       at += names[k].length;
     });
-    called = true; // (from here the blocks are the C loader's: it frees them, or the model keeps them)
+    called = true;
     ptr = w.x.mlrt_load_files(files, named.length, list, w.error);
   } finally {
-    w.free(list);
+    if (list) w.free(list);
     if (!called) for (const at of blocks) w.free(at);
   }
   if (!ptr) {
     const e = w.failure();
-    throw new MlrtError(e.code, `loadEncoder: ${e.message.replace(/^load_files: /, '')}`);
+    throw new MlrtError(e.code, `${what}: ${e.message.replace(/^load_files: /, '')}`);
   }
   const info = deepFreeze(JSON.parse(w.string(w.x.mlrt_model_info_json(ptr))));
   const record = { ptr, io: 0, threads: null };
   if (info.kind !== 'encoder') {
     w.release(record);
-    throw new MlrtError('NOT_A_MODEL', `loadEncoder: the files hold a ${info.kind} (${info.format}), not a sentence encoder: load it with rt.loadFromBytes`);
+    throw new MlrtError('NOT_A_MODEL', `${what}: the files hold a ${info.kind} (${info.format}), not a sentence encoder: load it with rt.loadFromBytes`);
   }
   const enc = new Encoder(w, text, record, info);
   w.track(enc, record);
   return enc;
+}
+
+function loadEncoder(w, text, files) {
+  const named = namedFiles(files, 'loadEncoder', false);
+  w.warmUp();
+  const blocks = allocBlocks(w, named);
+  try {
+    named.forEach(([name, src], k) => fillBlock(w, blocks[k], name, src, 'loadEncoder'));
+  } catch (e) {
+    for (const at of blocks) w.free(at);
+    throw e;
+  }
+  return encoderOfBlocks(w, text, named, blocks, 'loadEncoder');
+}
+
+async function loadEncoderAsync(w, text, files) {
+  const named = namedFiles(files, 'loadEncoderAsync', true);
+  const blocks = allocBlocks(w, named);
+  const reads = [];
+  try {
+    named.forEach(([name, src], k) => {
+      if (src.blob || src.read) reads.push(fillBlockAsync(w, blocks[k], name, src));
+      else fillBlock(w, blocks[k], name, src, 'loadEncoderAsync');
+    });
+  } catch (e) {
+    reads.push(Promise.reject(e));
+  }
+  w.warmUp(); // (the engine compiles the kernels while the parts are read)
+  const settled = await Promise.allSettled(reads); // no block is freed while a read may still write to it
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    for (const at of blocks) w.free(at);
+    throw failed.reason;
+  }
+  return encoderOfBlocks(w, text, named, blocks, 'loadEncoderAsync');
 }
 
 function checkBatchSize(batchSize, what) {

@@ -93,7 +93,7 @@ console.log(JSON.stringify({ simd: rt.build.simd, outputs: p.length, label: m.pr
 
 const CONSUMER_TS = `
 import { createRuntime, simdSupported, MlrtError } from 'mlrt';
-import type { Model, ModelInfo, Runtime, Inspection, MlrtErrorCode, Task, LayerWeights, TensorSpec, TensorResult, ThreadPoolDiagnostics } from 'mlrt';
+import type { Model, ModelInfo, Runtime, Inspection, MlrtErrorCode, Task, LayerWeights, TensorSpec, TensorResult, ThreadPoolDiagnostics, Encoder, EncoderAsyncFileSource } from 'mlrt';
 import { verifyAprV1 } from 'mlrt/apr-crypto.mjs';
 import { writeAprV1, randomForestPayload, kmeansPayload } from 'mlrt/apr-writer.mjs';
 import type { TreeNode } from 'mlrt/apr-writer.mjs';
@@ -121,6 +121,9 @@ export async function main(bytes: Uint8Array): Promise<number> {
   const jobs = pool ? pool.completed.rows + pool.completed.slices + pool.wake() + pool.sleeping + pool.size : 0;
   const classCount: number = info.classCount ?? 0;
   const secure = await rt.load(bytes, { requireSignature: false });
+  const part: EncoderAsyncFileSource = { byteLength: bytes.length, read: async (d, at) => { d.set(bytes.subarray(at, at + d.length)); return d.length; } };
+  const pending: Promise<Encoder> = rt.loadEncoderAsync({ 'model.safetensors': part, 'config.json': new Blob(['{}']), 'tokenizer.json': bytes });
+  pending.catch(() => undefined); // (type-checked: these bytes are no encoder)
   const check = await verifyAprV1(bytes);
   try {
     rt.loadFromBytes(new Uint8Array(4));
