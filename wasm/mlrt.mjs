@@ -1067,6 +1067,7 @@ const MAX_BATCH = 1 << 16;
 // wasm memory, so that its bytes are never held twice: { byteLength, readInto(dest) } at once, or (only
 // for loadEncoderAsync) { byteLength, read(dest, position) } a part at a time. `isAsync`: the caller
 // awaits (Blobs and read-only sources are then taken).
+const BLOB = Symbol('blob'); // namedFiles' wrapper of a Blob: { byteLength, [BLOB]: blob }
 function namedFiles(files, what, isAsync) {
   let entries;
   if (files instanceof Map) entries = [...files];
@@ -1089,7 +1090,7 @@ function namedFiles(files, what, isAsync) {
       if (!Number.isSafeInteger(n) || n < 0 || n > MAX_ALLOC) {
         throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': a source's byteLength must be an integer from 0 to ${MAX_ALLOC}, got ${String(n)}`);
       }
-      return [name, isBlob ? { byteLength: n, blob: bytes } : bytes];
+      return [name, isBlob ? { byteLength: n, [BLOB]: bytes } : bytes];
     }
     return [name, asBytes(bytes, `${what}: '${name}'`)];
   });
@@ -1117,8 +1118,8 @@ async function fillBlockAsync(w, at, name, src) {
   const n = src.byteLength;
   let next = 0, failure = null;
   const part = async (pos, len) => {
-    if (src.blob) {
-      const b = new Uint8Array(await src.blob.slice(pos, pos + len).arrayBuffer());
+    if (src[BLOB]) {
+      const b = new Uint8Array(await src[BLOB].slice(pos, pos + len).arrayBuffer());
       if (b.length !== len) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Blob gave ${b.length} bytes at ${pos}, expected ${len} (it changed while it was read?)`);
       w.u8().set(b, at + pos);
     } else {
@@ -1218,7 +1219,7 @@ async function loadEncoderAsync(w, text, files) {
   const reads = [];
   try {
     named.forEach(([name, src], k) => {
-      if (src.blob || src.read) reads.push(fillBlockAsync(w, blocks[k], name, src));
+      if (src[BLOB] || typeof src.read === 'function') reads.push(fillBlockAsync(w, blocks[k], name, src));
       else fillBlock(w, blocks[k], name, src, 'loadEncoderAsync');
     });
   } catch (e) {
