@@ -662,6 +662,11 @@ test('loadEncoderAsync: read(dest, position) sources in parts, at most 4 at once
   const b = await rt.loadEncoderAsync(blobs);
   sameBits(b.embed(texts), wantY, 'Blobs');
   b.free();
+  // two loads at once on one runtime, each file's parts interleaved with the other's
+  const [c, d] = await Promise.all([rt.loadEncoderAsync({ ...files, 'model.safetensors': slow(w) }), rt.loadEncoderAsync(blobs)]);
+  sameBits(c.embed(texts), wantY, 'two loads at once (a)');
+  sameBits(d.embed(texts), wantY, 'two loads at once (b)');
+  c.free(), d.free();
   // a source with both: loadEncoder calls readInto, loadEncoderAsync read
   const calls = [];
   const both = { byteLength: w.length, readInto: (d) => { calls.push('readInto'); d.set(w); }, read: async (d, pos) => { calls.push('read'); d.set(w.subarray(pos, pos + d.length)); } };

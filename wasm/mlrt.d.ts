@@ -508,7 +508,9 @@ export interface EncoderFileSource {
 }
 
 /** A file that loadEncoderAsync reads in parts, several at once: read(dest, position) fills dest (a view
- * of wasm memory, valid until its promise settles) with the file's bytes from position, and may resolve
+ * of wasm memory, valid until its promise settles; another call on the runtime that grows the memory
+ * meanwhile, another load say, detaches it, and that part is then read again into a new view) with the
+ * file's bytes from position, and may resolve
  * to the count it wrote (another count is INVALID_ARGUMENT). In Node (the reads run on the thread pool,
  * where the page faults of fresh memory then fall on every core):
  * `{ byteLength: (await fh.stat()).size, read: async (d, p) => (await fh.read(d, 0, d.length, p)).bytesRead }`

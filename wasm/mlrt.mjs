@@ -1123,9 +1123,20 @@ async function fillBlockAsync(w, at, name, src) {
       if (b.length !== len) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Blob gave ${b.length} bytes at ${pos}, expected ${len} (it changed while it was read?)`);
       w.u8().set(b, at + pos);
     } else {
-      const got = await src.read(w.u8().subarray(at + pos, at + pos + len), pos); // (a view made when its read starts)
-      if (typeof got === 'number' && got !== len) {
-        throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': read gave ${got} bytes at ${pos}, expected ${len} (of its byteLength ${n})`);
+      // Another call on the runtime meanwhile (another load) may grow the memory, which detaches the view:
+      // a write into it then throws or is dropped. The part is then read again into a new view.
+      for (let attempt = 1; ; attempt++) {
+        const view = w.u8().subarray(at + pos, at + pos + len);
+        let got, error = null;
+        try { got = await src.read(view, pos); } catch (e) { error = e; }
+        if (view.length === len) {
+          if (error) throw error;
+          if (typeof got === 'number' && got !== len) {
+            throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': read gave ${got} bytes at ${pos}, expected ${len} (of its byteLength ${n})`);
+          }
+          break;
+        }
+        if (attempt === 3) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the runtime's memory grew during each of 3 reads at ${pos}`);
       }
     }
     // Read one byte of each page now. On some virtual machines a page's first read after the kernel
