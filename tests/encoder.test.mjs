@@ -719,6 +719,51 @@ test('loadEncoderAsync refuses what loadEncoder refuses, rejects with a failed r
   ok.free();
 });
 
+test('loadEncoderAsync: Responses streamed into wasm memory (Content-Length), or read whole first (compressed, no length); bad ones refused', async () => {
+  const { createServer } = await import('node:http');
+  const { gzipSync } = await import('node:zlib');
+  const files = await makeFolder('tiny');
+  const w = files['model.safetensors'];
+  const want = rt.loadEncoder(files).embed(['a text from the network']);
+  const rejects = (p, code, re) => assert.rejects(p, (e) => e instanceof MlrtError && e.code === code && re.test(e.message), re.source);
+  const sized = (b, n = b.length) => new Response(b, { headers: { 'content-length': String(n) } });
+  const responses = () => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, sized(v)]));
+  const a = await rt.loadEncoderAsync(responses());
+  sameBits(a.embed(['a text from the network']), want, 'Responses with a Content-Length');
+  a.free();
+  // a body in many small chunks, and one with no Content-Length (read whole first)
+  const chunked = new Response(new ReadableStream({
+    start(c) { for (let i = 0; i < w.length; i += 1000) c.enqueue(w.slice(i, i + 1000)); c.close(); },
+  }), { headers: { 'content-length': String(w.length) } });
+  const b = await rt.loadEncoderAsync({ ...files, 'model.safetensors': chunked, 'tokenizer.json': new Response(files['tokenizer.json']) });
+  sameBits(b.embed(['a text from the network']), want, 'chunks; no Content-Length');
+  b.free();
+  // fetch() from a server on 127.0.0.1: the weights with a Content-Length, tokenizer.json gzip-encoded
+  const server = createServer((req, res) => {
+    const name = decodeURIComponent(req.url.slice(1));
+    if (!(name in files)) { res.writeHead(404).end(); return; }
+    const gz = name === 'tokenizer.json', body = gz ? gzipSync(files[name]) : files[name];
+    res.writeHead(200, { 'content-length': body.length, ...(gz ? { 'content-encoding': 'gzip' } : {}) }).end(body);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${server.address().port}/`;
+  try {
+    const fetched = Object.fromEntries(await Promise.all(Object.keys(files).map(async (k) => [k, await fetch(base + k)])));
+    const c = await rt.loadEncoderAsync(fetched);
+    sameBits(c.embed(['a text from the network']), want, 'fetch(), one file gzip-encoded');
+    c.free();
+    await rejects(rt.loadEncoderAsync({ ...files, 'config.json': await fetch(base + 'nothing.json') }), 'INVALID_ARGUMENT', /'config\.json': the Response is HTTP 404 \(http:\/\/127\.0\.0\.1:\d+\/nothing\.json\), not 200-299/);
+  } finally {
+    server.close();
+  }
+  const used = sized(w);
+  await used.arrayBuffer();
+  await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': used }), 'INVALID_ARGUMENT', /'model\.safetensors': the Response's body has already been read/);
+  await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': sized(w, w.length + 10) }), 'INVALID_ARGUMENT', new RegExp(`the Response's body ended after ${w.length} bytes of its Content-Length ${w.length + 10}`));
+  await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': sized(w, w.length - 10) }), 'INVALID_ARGUMENT', new RegExp(`the Response's body is longer than its Content-Length ${w.length - 10}`));
+  assert.throws(() => rt.loadEncoder({ ...files, 'model.safetensors': sized(w) }), (e) => e instanceof MlrtError && e.code === 'INVALID_ARGUMENT' && /is a Response: .*rt\.loadEncoderAsync/.test(e.message));
+});
+
 test('memory: an encoder keeps one copy of its weights (all-MiniLM-L6-v2 f32: the file\'s bytes, packed in place, + a few MiB)', async () => {
   const files = await minilmFiles();
   const r = await createRuntime({ relaxed: false });

@@ -386,8 +386,12 @@ export interface Runtime {
   /** loadEncoder for files that are read asynchronously: a Blob (a File from an <input> or a dropped
    * folder, fs.openAsBlob in Node) or an EncoderAsyncFileSource, read a part (4 MiB) at a time, four
    * parts of a file at once, straight into the runtime's memory (never held twice), while the engine
-   * compiles the kernels. Bytes and EncoderFileSource are taken too. Rejects with the MlrtError
-   * loadEncoder throws, or with what a source's read rejects with, once every read of the call has ended. */
+   * compiles the kernels; a Response (fetch(url)), its body copied into the runtime's memory as it
+   * arrives when its Content-Length gives its size (a compressed body, or one without a length, is
+   * read whole first). HTTP outside 200-299, a body already read, a body longer or shorter than its
+   * Content-Length: INVALID_ARGUMENT. Bytes and EncoderFileSource are taken too. Rejects with the
+   * MlrtError loadEncoder throws, or with what a source's read rejects with, once every read of the
+   * call has ended. */
   loadEncoderAsync(files: EncoderFilesAsync): Promise<Encoder>;
 }
 
@@ -520,10 +524,10 @@ export interface EncoderAsyncFileSource {
   read(dest: Uint8Array, position: number): Promise<number | void>;
 }
 
-/** EncoderFiles, and Blobs and EncoderAsyncFileSources (loadEncoderAsync). */
+/** EncoderFiles, and Blobs, Responses and EncoderAsyncFileSources (loadEncoderAsync). */
 export type EncoderFilesAsync =
-  | { readonly [name: string]: Uint8Array | ArrayBuffer | Blob | EncoderFileSource | EncoderAsyncFileSource }
-  | ReadonlyMap<string, Uint8Array | ArrayBuffer | Blob | EncoderFileSource | EncoderAsyncFileSource>;
+  | { readonly [name: string]: Uint8Array | ArrayBuffer | Blob | Response | EncoderFileSource | EncoderAsyncFileSource }
+  | ReadonlyMap<string, Uint8Array | ArrayBuffer | Blob | Response | EncoderFileSource | EncoderAsyncFileSource>;
 
 export interface EncoderInfo {
   readonly format: 'safetensors' | 'apr';

@@ -1068,6 +1068,18 @@ const MAX_BATCH = 1 << 16;
 // for loadEncoderAsync) { byteLength, read(dest, position) } a part at a time. `isAsync`: the caller
 // awaits (Blobs and read-only sources are then taken).
 const BLOB = Symbol('blob'); // namedFiles' wrapper of a Blob: { byteLength, [BLOB]: blob }
+const STREAM = Symbol('stream'); // ... of a Response: { byteLength (-1: not known before its end), [STREAM]: response }
+// (a Response by its shape: in Node, the first access to the Response global loads undici, ~20 ms)
+const isResponse = (v) => typeof v?.arrayBuffer === 'function' && typeof v.ok === 'boolean' && typeof v.headers?.get === 'function';
+
+// A Response's body length when its headers say it (Content-Length of a body sent without a
+// Content-Encoding: fetch decodes compressed bodies, whose Content-Length is then the compressed size), else -1.
+function responseLength(res) {
+  const enc = res.headers.get('content-encoding'), len = res.headers.get('content-length');
+  if ((enc && enc.trim().toLowerCase() !== 'identity') || len === null || !/^\s*\d+\s*$/.test(len)) return -1;
+  return Number(len);
+}
+
 function namedFiles(files, what, isAsync) {
   let entries;
   if (files instanceof Map) entries = [...files];
@@ -1078,6 +1090,14 @@ function namedFiles(files, what, isAsync) {
     const name = typeof key === 'string' ? key.replace(/^(\.\/)+/, '') : key; // './config.json' is 'config.json'
     if (typeof name !== 'string' || !name || name.includes('\0')) {
       throw new MlrtError('INVALID_ARGUMENT', `${what}: a file name must be a non-empty string without NUL, got ${JSON.stringify(String(key))}`);
+    }
+    if (isResponse(bytes)) {
+      if (!isAsync) throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}' is a Response: its body is read asynchronously: load it with rt.loadEncoderAsync(files)`);
+      if (!bytes.ok) throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': the Response is HTTP ${bytes.status}${bytes.url ? ` (${bytes.url})` : ''}, not 200-299`);
+      if (bytes.bodyUsed) throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': the Response's body has already been read`);
+      const n = responseLength(bytes);
+      if (n > MAX_ALLOC) throw new MlrtError('INVALID_ARGUMENT', `${what}: '${name}': the Response's Content-Length ${n} is over ${MAX_ALLOC} bytes`);
+      return [name, { byteLength: n, [STREAM]: bytes }];
     }
     const isBlob = typeof Blob === 'function' && bytes instanceof Blob;
     const source = !isBlob && bytes && !ArrayBuffer.isView(bytes) && !(bytes instanceof ArrayBuffer)
@@ -1156,6 +1176,28 @@ async function fillBlockAsync(w, at, name, src) {
   if (failure) throw failure;
 }
 
+// A Response's body into its block at `at`, chunk by chunk as it arrives (the body is never held whole
+// outside wasm memory); it must be as long as its Content-Length said.
+async function fillBlockFromStream(w, at, name, src) {
+  const n = src.byteLength, body = src[STREAM].body;
+  let pos = 0;
+  if (body) {
+    const reader = body.getReader();
+    try {
+      for (let r; !(r = await reader.read()).done;) {
+        const chunk = r.value;
+        if (pos + chunk.length > n) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Response's body is longer than its Content-Length ${n}`);
+        w.u8().set(chunk, at + pos);
+        pos += chunk.length;
+      }
+    } catch (e) {
+      reader.cancel().catch(() => {});
+      throw e;
+    }
+  }
+  if (pos !== n) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Response's body ended after ${pos} bytes of its Content-Length ${n}`);
+}
+
 // Each file in a block of its own (mlrt_load_files takes them: the model keeps the weights file's and
 // packs its weights there), allocated after one growth of the memory for all the files and the
 // loader's own allocations (the tokenizer's tables, scratch): V8 counts a wasm memory's growth as
@@ -1226,11 +1268,15 @@ function loadEncoder(w, text, files) {
 
 async function loadEncoderAsync(w, text, files) {
   const named = namedFiles(files, 'loadEncoderAsync', true);
+  for (const entry of named) { // a Response of unknown length (compressed, or no Content-Length) is read whole first
+    if (entry[1][STREAM] && entry[1].byteLength < 0) entry[1] = asBytes(await entry[1][STREAM].arrayBuffer(), `loadEncoderAsync: '${entry[0]}'`);
+  }
   const blocks = allocBlocks(w, named);
   const reads = [];
   try {
     named.forEach(([name, src], k) => {
-      if (src[BLOB] || typeof src.read === 'function') reads.push(fillBlockAsync(w, blocks[k], name, src));
+      if (src[STREAM]) reads.push(fillBlockFromStream(w, blocks[k], name, src));
+      else if (src[BLOB] || typeof src.read === 'function') reads.push(fillBlockAsync(w, blocks[k], name, src));
       else fillBlock(w, blocks[k], name, src, 'loadEncoderAsync');
     });
   } catch (e) {

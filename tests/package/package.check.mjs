@@ -122,7 +122,7 @@ export async function main(bytes: Uint8Array): Promise<number> {
   const classCount: number = info.classCount ?? 0;
   const secure = await rt.load(bytes, { requireSignature: false });
   const part: EncoderAsyncFileSource = { byteLength: bytes.length, read: async (d, at) => { d.set(bytes.subarray(at, at + d.length)); return d.length; } };
-  const pending: Promise<Encoder> = rt.loadEncoderAsync({ 'model.safetensors': part, 'config.json': new Blob(['{}']), 'tokenizer.json': bytes });
+  const pending: Promise<Encoder> = rt.loadEncoderAsync({ 'model.safetensors': part, 'config.json': new Blob(['{}']), 'tokenizer.json': new Response('{}'), 'vocab.txt': bytes });
   pending.catch(() => undefined); // (type-checked: these bytes are no encoder)
   const check = await verifyAprV1(bytes);
   try {

@@ -172,6 +172,26 @@ test('the Words tab in Chromium', { timeout: 600_000 }, async (t) => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  await t.test('rt.loadEncoderAsync in the page: fetch() Responses streamed and Blobs give loadEncoder\'s bits', async () => {
+    const r = await page.evaluate(async (files) => {
+      const { createRuntime } = await import('/wasm/mlrt.mjs');
+      const rt = await createRuntime();
+      const get = () => Promise.all(files.map(async (f) => [f, await fetch(`/models/wordnet/${f}`, { cache: 'no-store' })]));
+      const bytes = Object.fromEntries(await Promise.all((await get()).map(async ([f, res]) => [f, new Uint8Array(await res.arrayBuffer())])));
+      const text = ['a small boat pulled by a larger one', 'to move quickly'];
+      const same = (a, b) => a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
+      const want = rt.loadEncoder(bytes).embed(text);
+      const responses = Object.fromEntries(await get()), w = responses['model.safetensors'].headers; // (a Content-Length, no encoding: streamed)
+      const sized = w.get('content-length') === String(bytes['model.safetensors'].length) && !w.get('content-encoding');
+      const streamed = await rt.loadEncoderAsync(responses);
+      const blobs = await rt.loadEncoderAsync(Object.fromEntries(Object.entries(bytes).map(([f, b]) => [f, new Blob([b])])));
+      let refused = '';
+      try { rt.loadEncoder({ ...bytes, 'model.safetensors': new Blob([bytes['model.safetensors']]) }); } catch (e) { refused = e.code; }
+      return { sized, streamed: same(streamed.embed(text), want), blobs: same(blobs.embed(text), want), refused, dim: streamed.info.dim };
+    }, spec.files);
+    assert.deepEqual(r, { sized: true, streamed: true, blobs: true, refused: 'INVALID_ARGUMENT', dim: 128 });
+  });
+
   await t.test('a reload fetches neither the encoder nor the index', async () => {
     const before = await stats();
     await page.reload();
