@@ -761,6 +761,8 @@ test('loadEncoderAsync: Responses streamed into wasm memory (Content-Length), or
   await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': used }), 'INVALID_ARGUMENT', /'model\.safetensors': the Response's body has already been read/);
   await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': sized(w, w.length + 10) }), 'INVALID_ARGUMENT', new RegExp(`the Response's body ended after ${w.length} bytes of its Content-Length ${w.length + 10}`));
   await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': sized(w, w.length - 10) }), 'INVALID_ARGUMENT', new RegExp(`the Response's body is longer than its Content-Length ${w.length - 10}`));
+  const strings = new Response(new ReadableStream({ start(c) { c.enqueue('not bytes'); c.close(); } }), { headers: { 'content-length': '9' } });
+  await rejects(rt.loadEncoderAsync({ ...files, 'model.safetensors': strings }), 'INVALID_ARGUMENT', /the Response's body gave a string, not bytes/);
   assert.throws(() => rt.loadEncoder({ ...files, 'model.safetensors': sized(w) }), (e) => e instanceof MlrtError && e.code === 'INVALID_ARGUMENT' && /is a Response: .*rt\.loadEncoderAsync/.test(e.message));
 });
 

@@ -1063,10 +1063,6 @@ const FILE_BYTES = 12; // mlrt_file { const char *name; const uint8_t *bytes; si
 const FILES_HINT = "{ 'model.safetensors': bytes, 'config.json': bytes, 'tokenizer.json': bytes, ... } or a Map of them";
 const MAX_BATCH = 1 << 16;
 
-// A folder's files: [[name, Uint8Array | source | Blob]], checked. A source writes the file straight into
-// wasm memory, so that its bytes are never held twice: { byteLength, readInto(dest) } at once, or (only
-// for loadEncoderAsync) { byteLength, read(dest, position) } a part at a time. `isAsync`: the caller
-// awaits (Blobs and read-only sources are then taken).
 const BLOB = Symbol('blob'); // namedFiles' wrapper of a Blob: { byteLength, [BLOB]: blob }
 const STREAM = Symbol('stream'); // ... of a Response: { byteLength (-1: not known before its end), [STREAM]: response }
 // (a Response by its shape: in Node, the first access to the Response global loads undici, ~20 ms)
@@ -1080,6 +1076,10 @@ function responseLength(res) {
   return Number(len);
 }
 
+// A folder's files: [[name, Uint8Array | source | Blob or Response wrapper]], checked. A source writes the
+// file straight into wasm memory, so that its bytes are never held twice: { byteLength, readInto(dest) }
+// at once, or (only for loadEncoderAsync) { byteLength, read(dest, position) } a part at a time.
+// `isAsync`: the caller awaits (Blobs, Responses and read-only sources are then taken).
 function namedFiles(files, what, isAsync) {
   let entries;
   if (files instanceof Map) entries = [...files];
@@ -1186,6 +1186,7 @@ async function fillBlockFromStream(w, at, name, src) {
     try {
       for (let r; !(r = await reader.read()).done;) {
         const chunk = r.value;
+        if (!(chunk instanceof Uint8Array)) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Response's body gave a ${chunk && typeof chunk === 'object' ? chunk.constructor?.name ?? 'object' : typeof chunk}, not bytes (a Uint8Array)`);
         if (pos + chunk.length > n) throw new MlrtError('INVALID_ARGUMENT', `loadEncoderAsync: '${name}': the Response's body is longer than its Content-Length ${n}`);
         w.u8().set(chunk, at + pos);
         pos += chunk.length;
