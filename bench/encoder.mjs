@@ -28,6 +28,9 @@
 //   rss:     peak RSS after load + 10 batches of 8 at the longest T (the model's file bytes, read by the
 //            child, included), and the same over a bare Node child of this harness (no runtime, no model).
 //   wasm:    bytes of the WebAssembly modules the runtime compiled (seen by wrapping WebAssembly.*).
+//   paired:  mlrt and ORT (f32; Q8) loaded at once in two processes, then windows of calls alternating
+//            a b b a ... per cell after a 2 s warm-up each: the ratio of each adjacent pair, and their
+//            median (a machine whose speed changes between seconds moves both sides of a pair alike).
 import { fork, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -300,6 +303,7 @@ async function child(mode, model, rid) {
     res.acc = acc;
     return res;
   }
+  if (mode === 'serve') return serve(r, model);
   // latency
   res.cells = {};
   res.check = Array.from(await r.embed(sequences(4, 24, 9)));
@@ -324,7 +328,66 @@ async function child(mode, model, rid) {
   return res;
 }
 
+// Mode 'serve' (paired windows): the runtime stays loaded and answers the parent's
+// { T, B, ms } with the median call time of a window of about ms milliseconds, until { exit }.
+async function serve(r, model) {
+  const pools = Object.fromEntries(cellsOf(model).map(([T, B]) => [`${T}x${B}`, Array.from({ length: B > 8 ? 2 : 8 }, (_, k) => sequences(B, T, 100 + 10 * T + k))]));
+  for (const pool of Object.values(pools)) { // (a long warm-up: onnxruntime-web tiers its large module up over seconds)
+    const warm = performance.now();
+    for (let k = 0; k < 2 || performance.now() - warm < (QUICK ? 300 : 2000); k++) await r.embed(pool[k % pool.length]);
+  }
+  process.send({ ready: true });
+  await new Promise((resolve) => {
+    process.on('message', async (m) => {
+      if (m.exit) { await r.release(); resolve(); return; }
+      const pool = pools[`${m.T}x${m.B}`], t = [];
+      await r.embed(pool[0]);
+      const start = performance.now();
+      for (let k = 0; k < 3 || (performance.now() - start < m.ms && k < 400); k++) {
+        const t0 = performance.now();
+        await r.embed(pool[k % pool.length]);
+        t.push(performance.now() - t0);
+      }
+      process.send({ ms: median(t), calls: t.length });
+    });
+  });
+  return { served: true };
+}
+
 // ------------------------------------------------------------------ parent
+
+// Paired windows: a and b loaded at once in two processes, then windows of the same cell in the
+// order a b b a a b b a ... (each process idle, blocked on its channel, while the other runs), so
+// that a machine whose speed changes from second to second (this shared VM's spells) moves both
+// sides of a pair alike. -> { [cell]: { ratio (median of the pairs' a / b), pairs: [a / b, ...] } }
+async function pairedWindows(model, a, b) {
+  const start = (rid) => new Promise((resolve) => {
+    const c = fork(fileURLToPath(import.meta.url), ['--child', 'serve', model, rid, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    let err = '';
+    c.stderr.on('data', (d) => { err += d; });
+    const waiting = [];
+    c.on('message', (m) => (m.ready ? resolve({ c, ask: (q) => new Promise((r) => { waiting.push(r); c.send(q); }) }) : waiting.shift()?.(m)));
+    c.on('exit', () => { resolve(null); waiting.splice(0).forEach((r) => r({ error: err.trim().split('\n').at(-1) || 'exited' })); });
+  });
+  const A = await start(a), B = A && (await start(b));
+  if (!A || !B) { A?.c.kill(); return null; }
+  const out = {};
+  try {
+    for (const [T, B_] of cellsOf(model)) {
+      const q = { T, B: B_, ms: T > 64 || B_ > 1 ? 600 : 250 }, pairs = [];
+      for (let k = 0; k < (QUICK ? 4 : 12); k++) {
+        const first = k % 2 ? B : A, second = k % 2 ? A : B;
+        const x = await first.ask(q), y = await second.ask(q);
+        if (x.error || y.error) return null;
+        pairs.push(k % 2 ? y.ms / x.ms : x.ms / y.ms);
+      }
+      out[`${T}x${B_}`] = { ratio: median(pairs), pairs };
+    }
+  } finally {
+    for (const side of [A, B]) side.c.send({ exit: true });
+  }
+  return out;
+}
 
 function run(mode, model, rid) {
   return new Promise((resolve) => {
@@ -405,6 +468,12 @@ async function main() {
     const rows = Object.fromEntries(only.map((rid) => [rid, {}]));
     for (const mode of ['cold', 'latency', 'rss']) await measureRounds(mode, model, only, rows);
     for (const rid of only) results[model].runtimes[rid] = rows[rid];
+    results[model].paired = {};
+    for (const [a, b] of [['mlrt', 'ort-1t'], ['mlrt-q8', 'ort-q8-1t']]) {
+      if (!only.includes(a) || !only.includes(b) || Object.values(rows[a]).some((m) => m.error) || Object.values(rows[b]).some((m) => m.error)) continue;
+      results[model].paired[`${a}/${b}`] = await pairedWindows(model, a, b);
+      console.error(`bench encoder: ${model} paired ${a} / ${b} done`);
+    }
     results[model].modelBytes = statSync(path.join(dir, 'model.safetensors')).size;
     results[model].onnxBytes = statSync(path.join(dir, 'model.onnx')).size;
     results[model].q8Bytes = statSync(path.join(dir, 'model.q8.apr'), { throwIfNoEntry: false })?.size ?? null;
@@ -466,6 +535,13 @@ function report(results, models, rids, peak) {
       }
     }
     if (ok('mlrt-q8') && ok('ort-q8-1t')) lines.push(`mlrt Q8 / ORT dynamic Q8, 1 thread: ${ratio('mlrt-q8', 'ort-q8-1t')}; RSS over bare ${fmt(MiB(R.runtimes['mlrt-q8'].rss.maxRssKB - bare))} MiB`);
+    for (const [pair, P] of Object.entries(R.paired ?? {})) {
+      if (!P) { lines.push(`Paired windows ${pair}: n/a (a process failed)`); continue; }
+      lines.push(`Paired windows ${pair} (both loaded at once, alternating windows a b b a ...; median of the pairs' ratios, then each pair's): ` +
+        Object.entries(P).map(([cell, { ratio: v, pairs }]) => `${cell.replace(/^(\d+)x(\d+)$/, 'T=$1 b$2')} ${fmt(v, 2)}x (${pairs.map((x) => fmt(x, 2)).join(' ')})`).join('; '));
+      if (model === 'minilm' && pair === 'mlrt/ort-1t') lines.push(`Targets by paired windows (f32): T=16 <= 0.5x: ${P['16x1'].ratio <= 0.5 ? 'met' : 'NOT met'}; T=128 <= 0.7x: ${P['128x1'].ratio <= 0.7 ? 'met' : 'NOT met'}`);
+      if (model === 'minilm' && pair === 'mlrt-q8/ort-q8-1t') lines.push(`Targets by paired windows (Q8): T=16 <= 0.7x: ${P['16x1'].ratio <= 0.7 ? 'met' : 'NOT met'}; T=128 <= 1.0x: ${P['128x1'].ratio <= 1.0 ? 'met' : 'NOT met'}`);
+    }
     if (ok('mlrt-q8') && ok('mlrt')) lines.push(`mlrt Q8 / mlrt f32: ${ratio('mlrt-q8', 'mlrt')}`);
     if (ok('mlrt-2t') && ok('mlrt')) lines.push(`mlrt 2 threads / 1 thread (wall; < 1 is faster): ${ratio('mlrt-2t', 'mlrt')}`);
     if (ok('mlrt-2t') && ok('ort-2t')) lines.push(`mlrt 2 threads / ORT 2 threads: ${ratio('mlrt-2t', 'ort-2t')}`);
