@@ -5,11 +5,10 @@
 //   node bench/browser.mjs [--quick]
 //
 // Medians of 3 fresh pages per runtime; the ratios are the targets of issue 11 for the browser.
-import { createServer } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { REPO } from './limits.mjs';
+import { serveRepo } from './static.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const PAGES = QUICK ? 1 : 3;
@@ -23,32 +22,13 @@ const OPTS = {
 const IDS = ['mlrt-simd', 'mlrt-relaxed', 'mlrt-threads', 'ort-1t', 'ort-2t', 'tfjs-wasm'];
 const LABELS = { 'mlrt-simd': 'mlrt SIMD', 'mlrt-relaxed': 'mlrt relaxed', 'mlrt-threads': 'mlrt threads=auto',
   'ort-1t': 'ORT-web 1 thread', 'ort-2t': 'ORT-web 2 threads', 'tfjs-wasm': 'tfjs wasm' };
-const TYPES = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 const ALLOWED = ['/wasm/', '/bench/browser/', '/bench/weights.mjs', '/build/bench/', '/node_modules/onnxruntime-web/dist/',
   '/node_modules/@tensorflow/tfjs-core/dist/', '/node_modules/@tensorflow/tfjs-backend-wasm/dist/'];
 
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const fmt = (v, d = 1) => (v == null ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
-function serve() {
-  const server = createServer(async (req, res) => {
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
-    const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    if (p === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html' });
-      return res.end('<!doctype html><meta charset="utf-8"><title>mlrt bench</title><script type="module" src="/bench/browser/page.mjs"></script>');
-    }
-    const file = path.join(REPO, p);
-    if (!ALLOWED.some((a) => p.startsWith(a)) || p.includes('..') || !(await stat(file).catch(() => null))?.isFile()) {
-      res.writeHead(404);
-      return res.end();
-    }
-    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    res.end(await readFile(file));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt bench', script: '/bench/browser/page.mjs' });
 
 async function main() {
   const { CHROMIUM, CHROMIUM_ARGS } = await import('../tests/web/page.mjs');

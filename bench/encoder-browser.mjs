@@ -8,17 +8,15 @@
 //
 // Medians of 3 fresh pages per runtime (1 with --quick), the runtimes taking turns page by page. Token ids
 // in ([CLS] whole-word vocabulary entries [SEP]), as in bench/encoder.mjs; the tokenizer is not timed.
-import { createServer } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { REPO } from './limits.mjs';
+import { serveRepo } from './static.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const PAGES = QUICK ? 1 : 3;
 const IDS = ['mlrt-simd', 'mlrt-relaxed', 'ort-1t', 'mlrt-q8-simd', 'mlrt-q8-relaxed', 'ort-q8-1t'];
 const DIR = path.join(REPO, 'build/bench-encoder/minilm');
-const TYPES = { '.html': 'text/html', '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const ALLOWED = ['/wasm/', '/bench/browser/', '/build/bench-encoder/minilm/', '/node_modules/onnxruntime-web/dist/'];
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const fmt = (v, d = 1) => (v == null ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
@@ -32,25 +30,7 @@ function sequences(n, T, seed) {
   return Array.from({ length: n }, () => [101, ...Array.from({ length: T - 2 }, () => words[Math.floor(next() * words.length)]), 102]);
 }
 
-function serve() {
-  const server = createServer(async (req, res) => {
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
-    const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    if (p === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html' });
-      return res.end('<!doctype html><meta charset="utf-8"><title>mlrt encoder bench</title><script type="module" src="/bench/browser/encoder-page.mjs"></script>');
-    }
-    const file = path.join(REPO, p);
-    if (!ALLOWED.some((a) => p.startsWith(a)) || p.includes('..') || !(await stat(file).catch(() => null))?.isFile()) {
-      res.writeHead(404);
-      return res.end();
-    }
-    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    res.end(await readFile(file));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt encoder bench', script: '/bench/browser/encoder-page.mjs' });
 
 async function main() {
   const { CHROMIUM, CHROMIUM_ARGS } = await import('../tests/web/page.mjs');

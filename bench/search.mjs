@@ -11,9 +11,8 @@
 // The MiniLM shape's folder (random BERT-init weights, seed 6, F32, 22.7M parameters) is made by
 // tools/encoder/folder.mjs into build/bench-encoder/minilm/ when missing.
 import { fork } from 'node:child_process';
-import { createServer } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { serveRepo } from './static.mjs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -62,28 +61,9 @@ function runNode(model) {
 
 // ---- Chromium: one fresh page per run ----
 
-const TYPES = { '.html': 'text/html', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
 const ALLOWED = ['/wasm/', '/web/lemma-index.mjs', '/bench/search-run.mjs', '/models/wordnet/', '/build/wordnet/', '/build/bench-encoder/minilm/'];
 
-function serve() {
-  const server = createServer(async (req, res) => {
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
-    const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    if (p === '/') {
-      res.writeHead(200, { 'Content-Type': 'text/html' });
-      return res.end('<!doctype html><meta charset="utf-8"><title>mlrt search bench</title>');
-    }
-    const file = path.join(REPO, p);
-    if (!ALLOWED.some((a) => p.startsWith(a)) || p.includes('..') || !(await stat(file).catch(() => null))?.isFile()) {
-      res.writeHead(404);
-      return res.end();
-    }
-    res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    res.end(await readFile(file));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt search bench' });
 
 async function runChromium(models) {
   const { CHROMIUM, CHROMIUM_ARGS } = await import('../tests/web/page.mjs');
