@@ -8,27 +8,19 @@
 //
 // Medians of 3 fresh pages per runtime (1 with --quick), the runtimes taking turns page by page. Token ids
 // in ([CLS] whole-word vocabulary entries [SEP]), as in bench/encoder.mjs; the tokenizer is not timed.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { REPO } from './limits.mjs';
+import { sequences, vocabWords } from './encoder-texts.mjs';
 import { serveRepo } from './static.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const PAGES = QUICK ? 1 : 3;
 const IDS = ['mlrt-simd', 'mlrt-relaxed', 'ort-1t', 'mlrt-q8-simd', 'mlrt-q8-relaxed', 'ort-q8-1t'];
 const DIR = path.join(REPO, 'build/bench-encoder/minilm');
-const ALLOWED = ['/wasm/', '/bench/browser/', '/build/bench-encoder/minilm/', '/node_modules/onnxruntime-web/dist/'];
+const ALLOWED = ['/wasm/', '/bench/browser/', '/tools/encoder/feeds.mjs', '/build/bench-encoder/minilm/', '/node_modules/onnxruntime-web/dist/'];
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const fmt = (v, d = 1) => (v == null ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
-
-/** n rows of T token ids: [CLS] whole words of the vocabulary [SEP], from a small LCG (seeded). */
-function sequences(n, T, seed) {
-  const vocab = readFileSync(path.join(DIR, 'vocab.txt'), 'utf8').split('\n');
-  const words = vocab.flatMap((w, id) => (id >= 1996 && /^[a-z]{2,}$/.test(w) ? [id] : []));
-  let s = seed >>> 0;
-  const next = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-  return Array.from({ length: n }, () => [101, ...Array.from({ length: T - 2 }, () => words[Math.floor(next() * words.length)]), 102]);
-}
 
 const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt encoder bench', script: '/bench/browser/encoder-page.mjs' });
 
@@ -39,7 +31,8 @@ async function main() {
     console.log('bench/encoder-browser: run bench/encoder.mjs first (it prepares build/bench-encoder/minilm): skipped');
     return;
   }
-  const opts = { ids16: sequences(16, 16, 1), ids128: sequences(4, 128, 2), iters16: QUICK ? 30 : 100, iters128: QUICK ? 8 : 24, warm16: 5000, warm128: 1500 };
+  const { words } = vocabWords(DIR);
+  const opts = { ids16: sequences(words, 16, 16, 1), ids128: sequences(words, 4, 128, 2), iters16: QUICK ? 30 : 100, iters128: QUICK ? 8 : 24, warm16: 5000, warm128: 1500 };
   const { chromium } = await import('playwright-core');
   const server = await serve();
   const url = `http://127.0.0.1:${server.address().port}/`;

@@ -36,6 +36,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, sta
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sequences as sequencesOf, vocabWords } from './encoder-texts.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const OUT = path.join(REPO, 'build/bench-encoder');
@@ -86,27 +87,12 @@ async function prepare(model) {
 
 // ------------------------------------------------------------------ runtimes (in the child)
 
-function rng(seed) { // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-// The vocabulary's whole lowercase words (ids from 1996 on: past [unused*] and punctuation), read by
-// the child: a text of them joined by spaces tokenizes back to the same ids.
+// The vocabulary and its whole words (bench/encoder-texts.mjs), read by the child.
 let VOCAB = null, WORD_IDS = null;
 function loadVocab(dir) {
-  VOCAB = readFileSync(path.join(dir, 'vocab.txt'), 'utf8').split('\n');
-  WORD_IDS = VOCAB.flatMap((w, id) => (id >= 1996 && /^[a-z]{2,}$/.test(w) ? [id] : []));
+  ({ vocab: VOCAB, words: WORD_IDS } = vocabWords(dir));
 }
-/** n sequences of T token ids: [CLS] whole words [SEP]. */
-function sequences(n, T, seed) {
-  const r = rng(seed);
-  return Array.from({ length: n }, () => [101, ...Array.from({ length: T - 2 }, () => WORD_IDS[Math.floor(r() * WORD_IDS.length)]), 102]);
-}
+const sequences = (n, T, seed) => sequencesOf(WORD_IDS, n, T, seed);
 const textOf = (ids) => ids.slice(1, -1).map((id) => VOCAB[id]).join(' ');
 
 async function ortRuntime(dir, threads, file = 'model.onnx') {
