@@ -3,6 +3,8 @@
 // import to the first embedding (T = 16), then the median latency of single texts at T = 16 and T = 128,
 // each after a warm-up of calls for a while (Chromium tiers onnxruntime-web's 14 MB module up over
 // seconds: its T = 16 call took 38-43 ms after 0.5 s of calls and 14 ms after 6 s).
+import { encoderFeeds } from '/tools/encoder/feeds.mjs';
+
 const now = () => performance.now();
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const DIR = '/build/bench-encoder/minilm/';
@@ -52,13 +54,7 @@ function ort(file) {
       o.env.wasm.wasmPaths = '/node_modules/onnxruntime-web/dist/';
       o.env.logLevel = 'error';
       const s = await o.InferenceSession.create(files.onnx, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
-      const embed = async (ids) => {
-        const n = ids.length, T = Math.max(...ids.map((x) => x.length));
-        const I = new BigInt64Array(n * T), M = new BigInt64Array(n * T), Y = new BigInt64Array(n * T);
-        ids.forEach((x, i) => x.forEach((v, j) => { I[i * T + j] = BigInt(v); M[i * T + j] = 1n; }));
-        const t = (a) => new o.Tensor('int64', a, [n, T]);
-        return (await s.run({ input_ids: t(I), attention_mask: t(M), token_type_ids: t(Y) })).sentence_embedding.data;
-      };
+      const embed = async (ids) => (await s.run(encoderFeeds(o.Tensor, ids))).sentence_embedding.data;
       return { embed, build: `onnxruntime-web ${o.env.versions?.web ?? ''}, 1 thread` };
     },
   };

@@ -15,6 +15,7 @@
 import { createRequire } from 'node:module';
 import { makeWeights, readSafetensors, shapeOf } from './weights.mjs';
 import { folderOptions } from './folder.mjs';
+import { encoderFeeds } from './feeds.mjs';
 
 // ------------------------------------------------------------------ protobuf (wire format)
 
@@ -240,14 +241,7 @@ export async function ortEncoder(bytes, { threads = 1 } = {}) {
   return {
     session,
     async embed(ids, typeIds = null) {
-      const n = ids.length, T = Math.max(...ids.map((x) => x.length));
-      const I = new BigInt64Array(n * T), M = new BigInt64Array(n * T), Y = new BigInt64Array(n * T);
-      ids.forEach((x, i) => x.forEach((v, j) => {
-        I[i * T + j] = BigInt(v); M[i * T + j] = 1n; Y[i * T + j] = BigInt(typeIds ? typeIds[i][j] : 0);
-      }));
-      const t = (a) => new ort.Tensor('int64', a, [n, T]);
-      const out = await session.run({ input_ids: t(I), attention_mask: t(M), token_type_ids: t(Y) });
-      return out.sentence_embedding.data;
+      return (await session.run(encoderFeeds(ort.Tensor, ids, typeIds))).sentence_embedding.data;
     },
     release: () => session.release(),
   };
