@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Sentence encoders (issue 21): mlrt against onnxruntime-web, the same weights, the same token ids, one run.
 //
-//   node bench/encoder.mjs [--quick] [--json FILE] [--only mlrt,mlrt-q8,mlrt-2t,ort-1t,...] [--models minilm,wordnet]
+//   node bench/encoder.mjs [--quick] [--json FILE] [--only mlrt,mlrt-q8,mlrt-q8-relaxed,mlrt-2t,ort-1t,...] [--models minilm,wordnet]
 //                          [--mlrt-wasm FILE]   (mlrt f32 from that build's raw exports instead of rt.loadEncoder)
 //                          [--sync-read]        (mlrt reads its weights file with rt.loadEncoder's sync source, not loadEncoderAsync)
 //
@@ -12,7 +12,9 @@
 // (model.safetensors, config.json, tokenizer.json, sentence-transformers files) with rt.loadEncoder
 // (its row reads "n/a" until the build has it), its Q8 form from an .apr written by `mlrt convert FOLDER
 // OUT.apr --quantize q8 --embeddings q8` (dense weights and word embeddings Q8), and on 2 threads
-// (createRuntime({ threads: 2 }): a batch's texts split between the threads). Inputs are token ids
+// (createRuntime({ threads: 2 }): a batch's texts split between the threads), and Q8 on the relaxed-SIMD
+// build (mlrt-q8-relaxed: what createRuntime() picks on Node 22+, Chromium and workerd; Node 20 runs it
+// under --experimental-wasm-relaxed-simd, given to its children). Inputs are token ids
 // ([CLS] whole-word vocabulary entries [SEP], no padding), so the tokenizer is not in the figures,
 // except for ruvector-onnx-embeddings-wasm (tract in wasm), which takes texts only: it gets the
 // words of the same ids joined by spaces, which its tokenizer turns back into those ids. transformers.js
@@ -103,7 +105,7 @@ async function ortRuntime(dir, threads, file = 'model.onnx') {
   return { startedAt: t0, embed: (ids) => e.embed(ids), release: () => e.release() };
 }
 
-async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
+async function mlrtRuntime(dir, { q8 = false, threads = 1, relaxed = false } = {}) {
   let names = FOLDER_FILES;
   if (q8) {
     if (!existsSync(path.join(dir, 'model.q8.apr'))) throw new Error('n/a: no model.q8.apr (mlrt convert failed)');
@@ -122,7 +124,7 @@ async function mlrtRuntime(dir, { q8 = false, threads = 1 } = {}) {
   if (!existsSync(path.join(REPO, 'wasm/mlrt.wasm'))) throw new Error('n/a: wasm/mlrt.wasm is not built (make)');
   const t0 = performance.now();
   const { createRuntime } = await import('../wasm/mlrt.mjs');
-  const rt = await createRuntime({ threads });
+  const rt = await createRuntime({ threads, relaxed });
   if (rt.build.threads !== threads) throw new Error(`n/a: ${threads} threads asked, ${rt.build.threads} running (${rt.build.threadsUnavailable})`);
   if (typeof rt.loadEncoder !== 'function') throw new Error('n/a: rt.loadEncoder is not in this build yet (try --mlrt-wasm FILE)');
   let enc;
@@ -233,6 +235,7 @@ const RUNTIMES = {
   mlrt: (dir) => mlrtRuntime(dir),
   'mlrt-q8': (dir) => mlrtRuntime(dir, { q8: true }),
   'mlrt-2t': (dir) => mlrtRuntime(dir, { threads: 2 }),
+  'mlrt-q8-relaxed': (dir) => mlrtRuntime(dir, { q8: true, relaxed: true }),
   'ort-1t': (dir) => ortRuntime(dir, 1),
   'ort-2t': (dir) => ortRuntime(dir, 2),
   'ort-q8-1t': (dir) => ortRuntime(dir, 1, 'model-q8.onnx'),
@@ -342,13 +345,25 @@ async function serve(r, model) {
 
 // ------------------------------------------------------------------ parent
 
+// Node 20's V8 runs relaxed SIMD only under this flag; Node 22 and later, Chromium and workerd run it by
+// default, and createRuntime() then picks mlrt-relaxed.wasm. The *-relaxed rows' children get the flag
+// (when this Node needs it), and so does ORT in the pair that compares with them.
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+let needsFlag = null;
+async function execArgvOf(relaxed) {
+  needsFlag ??= !(await import('../wasm/mlrt.mjs')).relaxedSimdSupported();
+  return relaxed && needsFlag ? [...process.execArgv, RELAXED_FLAG] : process.execArgv;
+}
+const isRelaxed = (rid) => rid.endsWith('-relaxed');
+
 // Paired windows: a and b loaded at once in two processes, then windows of the same cell in the
 // order a b b a a b b a ... (each process idle, blocked on its channel, while the other runs), so
 // that a machine whose speed changes from second to second (this shared VM's spells) moves both
 // sides of a pair alike. -> { [cell]: { ratio (median of the pairs' a / b), pairs: [a / b, ...] } }
 async function pairedWindows(model, a, b) {
+  const execArgv = await execArgvOf(isRelaxed(a) || isRelaxed(b)); // (both sides alike)
   const start = (rid) => new Promise((resolve) => {
-    const c = fork(fileURLToPath(import.meta.url), ['--child', 'serve', model, rid, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const c = fork(fileURLToPath(import.meta.url), ['--child', 'serve', model, rid, ...(QUICK ? ['--quick'] : [])], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv });
     let err = '';
     c.stderr.on('data', (d) => { err += d; });
     const waiting = [];
@@ -375,10 +390,11 @@ async function pairedWindows(model, a, b) {
   return out;
 }
 
-function run(mode, model, rid) {
+async function run(mode, model, rid) {
+  const execArgv = await execArgvOf(isRelaxed(rid));
   return new Promise((resolve) => {
     const c = fork(fileURLToPath(import.meta.url), ['--child', mode, model, rid, ...(QUICK ? ['--quick'] : []), ...(argv.includes('--sync-read') ? ['--sync-read'] : [])],
-      { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+      { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv });
     let err = '', res = null;
     const timer = setTimeout(() => { err += '\nError: timed out after 600 s'; c.kill('SIGKILL'); }, 600_000);
     c.stderr.on('data', (d) => { err += d; });
@@ -455,7 +471,7 @@ async function main() {
     for (const mode of ['cold', 'latency', 'rss']) await measureRounds(mode, model, only, rows);
     for (const rid of only) results[model].runtimes[rid] = rows[rid];
     results[model].paired = {};
-    for (const [a, b] of [['mlrt', 'ort-1t'], ['mlrt-q8', 'ort-q8-1t']]) {
+    for (const [a, b] of [['mlrt', 'ort-1t'], ['mlrt-q8', 'ort-q8-1t'], ['mlrt-q8-relaxed', 'ort-q8-1t']]) {
       if (!only.includes(a) || !only.includes(b) || Object.values(rows[a]).some((m) => m.error) || Object.values(rows[b]).some((m) => m.error)) continue;
       results[model].paired[`${a}/${b}`] = await pairedWindows(model, a, b);
       console.error(`bench encoder: ${model} paired ${a} / ${b} done`);
@@ -521,12 +537,16 @@ function report(results, models, rids, peak) {
       }
     }
     if (ok('mlrt-q8') && ok('ort-q8-1t')) lines.push(`mlrt Q8 / ORT dynamic Q8, 1 thread: ${ratio('mlrt-q8', 'ort-q8-1t')}; RSS over bare ${fmt(MiB(R.runtimes['mlrt-q8'].rss.maxRssKB - bare))} MiB`);
+    if (ok('mlrt-q8-relaxed') && ok('ort-q8-1t')) lines.push(`mlrt Q8 relaxed / ORT dynamic Q8, 1 thread (ORT's row without the flag): ${ratio('mlrt-q8-relaxed', 'ort-q8-1t')}`);
     for (const [pair, P] of Object.entries(R.paired ?? {})) {
       if (!P) { lines.push(`Paired windows ${pair}: n/a (a process failed)`); continue; }
       lines.push(`Paired windows ${pair} (both loaded at once, alternating windows a b b a ...; median of the pairs' ratios, then each pair's): ` +
         Object.entries(P).map(([cell, { ratio: v, pairs }]) => `${cell.replace(/^(\d+)x(\d+)$/, 'T=$1 b$2')} ${fmt(v, 2)}x (${pairs.map((x) => fmt(x, 2)).join(' ')})`).join('; '));
       if (model === 'minilm' && pair === 'mlrt/ort-1t') lines.push(`Targets by paired windows (f32): T=16 <= 0.5x: ${P['16x1'].ratio <= 0.5 ? 'met' : 'NOT met'}; T=128 <= 0.7x: ${P['128x1'].ratio <= 0.7 ? 'met' : 'NOT met'}`);
-      if (model === 'minilm' && pair === 'mlrt-q8/ort-q8-1t') lines.push(`Targets by paired windows (Q8): T=16 <= 0.7x: ${P['16x1'].ratio <= 0.7 ? 'met' : 'NOT met'}; T=128 <= 1.0x: ${P['128x1'].ratio <= 1.0 ? 'met' : 'NOT met'}`);
+      if (model === 'minilm' && pair.startsWith('mlrt-q8')) {
+        lines.push(`Targets by paired windows (Q8${pair.startsWith('mlrt-q8-relaxed') ? ' relaxed, the build Node 22+, Chromium and workerd pick' : ', SIMD128'}): ` +
+          `T=16 <= 0.7x: ${P['16x1'].ratio <= 0.7 ? 'met' : 'NOT met'}; T=128 <= 1.0x: ${P['128x1'].ratio <= 1.0 ? 'met' : 'NOT met'}`);
+      }
     }
     if (ok('mlrt-q8') && ok('mlrt')) lines.push(`mlrt Q8 / mlrt f32: ${ratio('mlrt-q8', 'mlrt')}`);
     if (ok('mlrt-2t') && ok('mlrt')) lines.push(`mlrt 2 threads / 1 thread (wall; < 1 is faster): ${ratio('mlrt-2t', 'mlrt')}`);
