@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { REPO } from './limits.mjs';
 import { serveRepo } from './static.mjs';
+import { median } from './median.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const PAGES = QUICK ? 1 : 3;
@@ -22,10 +23,9 @@ const OPTS = {
 const IDS = ['mlrt-simd', 'mlrt-relaxed', 'mlrt-threads', 'ort-1t', 'ort-2t', 'tfjs-wasm'];
 const LABELS = { 'mlrt-simd': 'mlrt SIMD', 'mlrt-relaxed': 'mlrt relaxed', 'mlrt-threads': 'mlrt threads=auto',
   'ort-1t': 'ORT-web 1 thread', 'ort-2t': 'ORT-web 2 threads', 'tfjs-wasm': 'tfjs wasm' };
-const ALLOWED = ['/wasm/', '/bench/browser/', '/bench/weights.mjs', '/build/bench/', '/node_modules/onnxruntime-web/dist/',
+const ALLOWED = ['/wasm/', '/bench/browser/', '/bench/weights.mjs', '/bench/median.mjs', '/build/bench/', '/node_modules/onnxruntime-web/dist/',
   '/node_modules/@tensorflow/tfjs-core/dist/', '/node_modules/@tensorflow/tfjs-backend-wasm/dist/'];
 
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const fmt = (v, d = 1) => (v == null ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt bench', script: '/bench/browser/page.mjs' });

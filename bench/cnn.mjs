@@ -15,13 +15,13 @@ import { fork } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './median.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const argv = process.argv.slice(2);
 const QUICK = argv.includes('--quick');
 const RUNS = QUICK ? 1 : 3;
 const BATCH = 64;
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 const MODELS = {
   lenet5: { file: 'tests/onnx/zoo/lenet5-op13.onnx', label: 'LeNet-5 (PyTorch export, opset 13)', shape: [1, 28, 28] },

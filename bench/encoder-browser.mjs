@@ -13,13 +13,13 @@ import path from 'node:path';
 import { REPO } from './limits.mjs';
 import { sequences, vocabWords } from './encoder-texts.mjs';
 import { serveRepo } from './static.mjs';
+import { median } from './median.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const PAGES = QUICK ? 1 : 3;
 const IDS = ['mlrt-simd', 'mlrt-relaxed', 'ort-1t', 'mlrt-q8-simd', 'mlrt-q8-relaxed', 'ort-q8-1t'];
 const DIR = path.join(REPO, 'build/bench-encoder/minilm');
-const ALLOWED = ['/wasm/', '/bench/browser/', '/tools/encoder/feeds.mjs', '/build/bench-encoder/minilm/', '/node_modules/onnxruntime-web/dist/'];
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
+const ALLOWED = ['/wasm/', '/bench/browser/', '/bench/median.mjs', '/tools/encoder/feeds.mjs', '/build/bench-encoder/minilm/', '/node_modules/onnxruntime-web/dist/'];
 const fmt = (v, d = 1) => (v == null ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
 
 const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt encoder bench', script: '/bench/browser/encoder-page.mjs' });

@@ -14,12 +14,12 @@ import { Worker } from 'node:worker_threads';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { median } from './median.mjs';
 
 const argv = process.argv.slice(2);
 const value = (k, d) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : d; };
 const QUICK = argv.includes('--quick');
 const RUNS = Number(value('--runs', QUICK ? 1 : 3));
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const MLP = ['build/models/mnist-mlp.f32.bin'].map((p) => new URL(`../${p}`, import.meta.url)).find((u) => existsSync(u));
 
 // Cases: [name, batch, T]; texts of T tokens: T - 2 whole-word vocabulary entries between [CLS] and [SEP].

@@ -39,6 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sequences as sequencesOf, vocabWords } from './encoder-texts.mjs';
+import { median } from './median.mjs';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const OUT = path.join(REPO, 'build/bench-encoder');
@@ -46,7 +47,6 @@ const argv = process.argv.slice(2);
 const value = (k) => { const i = argv.indexOf(k); return i >= 0 ? argv[i + 1] : undefined; };
 const QUICK = argv.includes('--quick');
 const RUNS = QUICK ? 1 : 3;
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 const MODELS = {
   minilm: { label: 'all-MiniLM-L6-v2 shape (random weights, F32, 6 x 384, 22.7M params)', lengths: [16, 128], shape: { H: 384, L: 6, I: 1536 } },

@@ -21,6 +21,7 @@ const FILES = [
 
 const CHILD = `
 import { readFileSync } from 'node:fs';
+import { median } from './median.mjs';
 const { createRuntime } = await import(process.argv[1]);
 const rt = await createRuntime({ relaxed: false });
 const bytes = readFileSync(process.argv[2]);
@@ -28,7 +29,6 @@ const t0 = performance.now();
 rt.loadFromBytes(bytes);
 console.log(performance.now() - t0);`;
 
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const fmt = (v, d) => v.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
 
 const mod = new URL('../wasm/mlrt.mjs', import.meta.url).href;

@@ -1,9 +1,9 @@
 // The measurement of bench/search.mjs, the same code in Node and in a Chromium page: load an
 // encoder (and a lemma index), then time text queries end to end, each split into tokens +
 // embedding (enc.embed on the text, the tokenizer included) and the search of every word.
+import { median } from './median.mjs';
 
 const now = () => performance.now();
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const quantile = (v, q) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))];
 
 /**

@@ -61,7 +61,7 @@ function runNode(model) {
 
 // ---- Chromium: one fresh page per run ----
 
-const ALLOWED = ['/wasm/', '/web/lemma-index.mjs', '/bench/search-run.mjs', '/models/wordnet/', '/build/wordnet/', '/build/bench-encoder/minilm/'];
+const ALLOWED = ['/wasm/', '/web/lemma-index.mjs', '/bench/search-run.mjs', '/bench/median.mjs', '/models/wordnet/', '/build/wordnet/', '/build/bench-encoder/minilm/'];
 
 const serve = () => serveRepo({ allowed: ALLOWED, title: 'mlrt search bench' });
 

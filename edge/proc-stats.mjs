@@ -9,6 +9,6 @@ export const cpuTicks = (pid) => {
 };
 /** A process's resident set, bytes. */
 export const rssBytes = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
-export const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
+export { median } from '../bench/median.mjs';
 export const quantile = (v, q) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))];
 export const mb = (b) => (b / 1e6).toFixed(1);

@@ -4,9 +4,9 @@
 // each after a warm-up of calls for a while (Chromium tiers onnxruntime-web's 14 MB module up over
 // seconds: its T = 16 call took 38-43 ms after 0.5 s of calls and 14 ms after 6 s).
 import { encoderFeeds } from '/tools/encoder/feeds.mjs';
+import { median } from '../median.mjs';
 
 const now = () => performance.now();
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 const DIR = '/build/bench-encoder/minilm/';
 const SMALL = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt', 'modules.json',
   '1_Pooling/config.json', 'sentence_bert_config.json'];

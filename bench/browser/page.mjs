@@ -2,9 +2,9 @@
 // measures in Node (cold start from the runtime's import to the first result, single-sample latency
 // over distinct inputs, batch throughput in timed rounds). The page is cross-origin isolated.
 import { fromBin, makeInputs, DIMS } from '/bench/weights.mjs';
+import { median } from '../median.mjs';
 
 const now = () => performance.now();
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const h = s.length >> 1; return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2; };
 
 function loadScript(src) {
   return new Promise((resolve, reject) => {
